@@ -1,0 +1,65 @@
+import Foundation
+
+/// Everything the server keeps, behind one small protocol so that a PostgreSQL implementation can
+/// stand beside the embedded SQLite one.
+///
+/// Every read and write of company data is scoped by a company id: a row of another company is
+/// reported exactly as a missing one. Changes made by an admin take their audit event as an argument
+/// and commit it in the same transaction.
+public protocol Store: Sendable {
+    // MARK: Companies
+    func createCompany(_ company: Company, admin: User, passwordHash: String, audit: AuditEvent) async throws
+    func company(_ id: CompanyID) async throws -> Company?
+
+    // MARK: Users
+    func createUser(_ user: User, passwordHash: String?, audit: AuditEvent) async throws
+    /// All or nothing: creates every user, or none if any email is taken (throws ``StoreError/emailTaken``).
+    func createUsers(_ users: [(user: User, passwordHash: String?, audit: AuditEvent)]) async throws
+    func user(_ id: UserID) async throws -> User?
+    func user(_ id: UserID, in company: CompanyID) async throws -> User?
+    /// The user with this (normalised) email and their password hash, for sign-in.
+    func credentials(email: String) async throws -> (user: User, passwordHash: String?)?
+    func users(in company: CompanyID) async throws -> [User]
+    /// Replaces the user's editable fields; refuses to leave the company without an enabled admin.
+    func updateUser(_ user: User, audit: AuditEvent) async throws
+    func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws
+    /// Sets a new password hash, and revokes every session of the user except `keepSession`.
+    func setPassword(_ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, audit: AuditEvent) async throws
+
+    // MARK: Rooms
+    func createRoom(_ room: Room, audit: AuditEvent) async throws
+    func room(_ id: RoomID, in company: CompanyID) async throws -> Room?
+    func rooms(in company: CompanyID) async throws -> [Room]
+    func updateRoom(_ room: Room, audit: AuditEvent) async throws
+    func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws
+    func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws
+
+    // MARK: Locks
+    /// Adds a registered lock. Its audit event is written by the caller once the broker account exists.
+    func createLock(_ lock: Lock) async throws
+    /// Undoes ``createLock(_:)`` when the broker account could not be made; only a lock still `registered`.
+    func forgetLock(_ id: LockID, in company: CompanyID) async throws
+    func lock(_ id: LockID, in company: CompanyID) async throws -> Lock?
+    func locks(in company: CompanyID) async throws -> [Lock]
+    /// Everything an unlock needs, in one read: the lock, its room and its sealed device key.
+    func unlockContext(_ id: LockID, in company: CompanyID) async throws -> (lock: Lock, room: Room?, sealedKey: [UInt8]?)?
+    func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws
+    func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws
+    /// Records what the broker says of locks' connections (the lock gateway batches these).
+    func recordPresence(_ updates: [LockPresence]) async throws
+
+    // MARK: Settings
+    /// A small server-wide value (e.g. the master key's check value); `nil` if never set.
+    func setting(_ name: String) async throws -> String?
+    func setSetting(_ name: String, value: String) async throws
+
+    // MARK: Sessions
+    func createSession(_ session: Session) async throws
+    /// The session and its user, if the token hash is known (valid or not: the caller checks).
+    func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)?
+    func revokeSession(tokenHash: [UInt8], at: Date) async throws
+
+    // MARK: Audit
+    func append(_ event: AuditEvent) async throws
+    func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent]
+}

@@ -1,0 +1,55 @@
+/// The rules for what users type. Each returns the normalised value, or `nil` when it is not acceptable.
+public enum Validation {
+    /// Security levels run from 0 (none) to this.
+    public static let maximumLevel = 1_000_000
+    public static let passwordLength = 12...128
+
+    /// Lowercased and trimmed; `local@domain.tld`, at most 254 characters, no spaces or control characters.
+    public static func email(_ text: String) -> String? {
+        let email = text.trimmingWhitespace().lowercased()
+        guard (3...254).contains(email.utf8.count) else { return nil }
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64 else { return nil }
+        let domain = parts[1]
+        guard domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."), !domain.contains("..") else { return nil }
+        guard email.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f && $0 != "," && $0 != ";" }) else { return nil }
+        return email
+    }
+
+    /// Trimmed, 1…`maximum` characters, no control characters.
+    public static func name(_ text: String, maximum: Int = 100) -> String? {
+        let name = text.trimmingWhitespace()
+        guard (1...maximum).contains(name.count), !name.unicodeScalars.contains(where: \.isControl) else { return nil }
+        return name
+    }
+
+    /// At most `maximum` characters; line breaks allowed, other control characters not.
+    public static func description(_ text: String, maximum: Int = 1000) -> String? {
+        guard text.count <= maximum, !text.unicodeScalars.contains(where: { $0.isControl && $0 != "\n" && $0 != "\t" }) else {
+            return nil
+        }
+        return text
+    }
+
+    public static func level(_ value: Int) -> Int? {
+        (0...maximumLevel).contains(value) ? value : nil
+    }
+
+    /// 12 to 128 characters. Anything else, including spaces, is allowed: length is what makes a password strong.
+    public static func password(_ text: String) -> Bool {
+        passwordLength.contains(text.count) && !text.unicodeScalars.contains(where: \.isControl)
+    }
+}
+
+extension Unicode.Scalar {
+    fileprivate var isControl: Bool { properties.generalCategory == .control }
+}
+
+extension String {
+    fileprivate func trimmingWhitespace() -> String {
+        var scalars = Substring(self).unicodeScalars
+        while let first = scalars.first, first.properties.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+}
