@@ -1,0 +1,42 @@
+/// Why a payload is not a valid protocol message. Decoding never crashes; it throws one of these.
+public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The payload is larger than ``WireFormat/maximumPayloadSize``.
+    case payloadTooLarge(Int)
+    /// Not a JSON object, or not UTF-8.
+    case malformedJSON
+    /// `v` is not 1.
+    case unsupportedVersion(Int)
+    /// `op` names no message of this direction.
+    case unknownOp(String)
+    /// A field the op requires is absent.
+    case missingField(String)
+    /// A field has the wrong type, hex length or value.
+    case invalidField(String)
+    /// A field this op does not have.
+    case unexpectedField(String)
+
+    public var description: String {
+        switch self {
+        case .payloadTooLarge(let size): "payload of \(size) bytes exceeds \(WireFormat.maximumPayloadSize)"
+        case .malformedJSON: "payload is not a JSON object"
+        case .unsupportedVersion(let v): "unsupported protocol version \(v)"
+        case .unknownOp(let op): "unknown op \"\(op.prefix(32))\""
+        case .missingField(let field): "missing field \"\(field)\""
+        case .invalidField(let field): "invalid field \"\(field)\""
+        case .unexpectedField(let field): "unexpected field \"\(field.prefix(32))\""
+        }
+    }
+
+    /// A short stable label for metrics (`unlockit_malformed_messages_total{reason=…}`).
+    public var label: String {
+        switch self {
+        case .payloadTooLarge: "too_large"
+        case .malformedJSON: "malformed_json"
+        case .unsupportedVersion: "unsupported_version"
+        case .unknownOp: "unknown_op"
+        case .missingField: "missing_field"
+        case .invalidField: "invalid_field"
+        case .unexpectedField: "unexpected_field"
+        }
+    }
+}

@@ -1,0 +1,27 @@
+/// The `req` that correlates a server request with the lock's answer.
+///
+/// 1 to 64 characters of letters, digits, `-` and `_`: it is echoed back verbatim,
+/// so the alphabet is kept small enough never to need escaping.
+public struct RequestID: Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init?(_ rawValue: String) {
+        let utf8 = rawValue.utf8
+        guard (1...64).contains(utf8.count) else { return nil }
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"):
+                continue
+            default:
+                return nil
+            }
+        }
+        self.rawValue = rawValue
+    }
+
+    /// 64 random bits as 16 hex digits: unique among the requests in flight.
+    public static func random() -> RequestID { RequestID(Hex.encode(SecureRandom.bytes(8)))! }
+
+    public var description: String { rawValue }
+}

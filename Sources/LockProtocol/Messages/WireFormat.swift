@@ -1,0 +1,136 @@
+import Foundation
+
+/// The JSON envelope every message shares, and the strict field reader behind the decoders.
+public enum WireFormat {
+    /// The only protocol version.
+    public static let version = 1
+    /// Payloads above this size are refused before any parsing (protocol.md: "oversized messages are dropped").
+    public static let maximumPayloadSize = 4096
+
+    /// Reads a payload into typed fields, checking size, JSON shape, `v` and field types.
+    static func fields(_ payload: [UInt8]) throws(ProtocolError) -> Fields {
+        guard payload.count <= maximumPayloadSize else { throw .payloadTooLarge(payload.count) }
+        let fields: Fields
+        do {
+            fields = try JSONDecoder().decode(Fields.self, from: Data(payload))
+        } catch let error as ProtocolError {
+            throw error
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            guard let key = context.codingPath.last?.stringValue else { throw .malformedJSON }
+            throw .invalidField(key)
+        } catch {
+            throw .malformedJSON
+        }
+        guard let version = fields.int["v"] else { throw fields.has("v") ? .invalidField("v") : .missingField("v") }
+        guard version == Self.version else { throw .unsupportedVersion(version) }
+        guard fields.string["op"] != nil else { throw fields.has("op") ? .invalidField("op") : .missingField("op") }
+        return fields
+    }
+
+    /// A flat JSON object read field by field: strings, integers and booleans only.
+    struct Fields: Decodable {
+        var string: [String: String] = [:]
+        var int: [String: Int] = [:]
+        var bool: [String: Bool] = [:]
+        var keys: [String] = []
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            for key in container.allKeys {
+                keys.append(key.stringValue)
+                // The type of each field is fixed by its name, so a string "1" is never read as a number.
+                switch Self.type(of: key.stringValue) {
+                case .string: string[key.stringValue] = try container.decode(String.self, forKey: key)
+                case .int: int[key.stringValue] = try container.decode(Int.self, forKey: key)
+                case .bool: bool[key.stringValue] = try container.decode(Bool.self, forKey: key)
+                case nil: throw ProtocolError.unexpectedField(key.stringValue)
+                }
+            }
+        }
+
+        private enum FieldType { case string, int, bool }
+
+        private static func type(of name: String) -> FieldType? {
+            switch name {
+            case "v": .int
+            case "op", "req", "response", "nonce", "wrappedKey", "kcv", "reason", "state", "firmware": .string
+            case "granted", "online", "activated": .bool
+            default: nil
+            }
+        }
+
+        func has(_ key: String) -> Bool { keys.contains(key) }
+        var op: String { string["op"] ?? "" }
+
+        /// Throws unless the payload holds exactly the envelope, `required` and some of `optional`.
+        func expect(_ required: [String], optional: [String] = []) throws(ProtocolError) {
+            for key in required where !has(key) { throw .missingField(key) }
+            let allowed = Set(["v", "op"] + required + optional)
+            if let extra = keys.first(where: { !allowed.contains($0) }) { throw .unexpectedField(extra) }
+        }
+
+        func requestID() throws(ProtocolError) -> RequestID {
+            guard let text = string["req"] else { throw .missingField("req") }
+            guard let id = RequestID(text) else { throw .invalidField("req") }
+            return id
+        }
+
+        func block(_ key: String) throws(ProtocolError) -> Block128 {
+            guard let text = string[key] else { throw .missingField(key) }
+            guard let bytes = Hex.decode(text), let block = Block128(bytes) else { throw .invalidField(key) }
+            return block
+        }
+
+        func hex(_ key: String, count: Int) throws(ProtocolError) -> [UInt8] {
+            guard let text = string[key] else { throw .missingField(key) }
+            guard let bytes = Hex.decode(text), bytes.count == count else { throw .invalidField(key) }
+            return bytes
+        }
+
+        func value<T: RawRepresentable>(_ key: String, as: T.Type) throws(ProtocolError) -> T where T.RawValue == String {
+            guard let text = string[key] else { throw .missingField(key) }
+            guard let value = T(rawValue: text) else { throw .invalidField(key) }
+            return value
+        }
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Builds `{"v":1,"op":…,…}`. Values are escaped, although every value the protocol sends
+    /// comes from a restricted alphabet (hex, request ids, reason codes).
+    struct Writer {
+        private var text: String
+
+        init(op: String) {
+            text = "{\"v\":\(WireFormat.version),\"op\":"
+            Self.appendQuoted(op, to: &text)
+        }
+
+        mutating func add(_ key: String, _ value: String) {
+            text += ",\"\(key)\":"
+            Self.appendQuoted(value, to: &text)
+        }
+
+        mutating func add(_ key: String, _ value: Bool) { text += ",\"\(key)\":\(value)" }
+
+        func finish() -> [UInt8] { Array((text + "}").utf8) }
+
+        private static func appendQuoted(_ value: String, to text: inout String) {
+            text += "\""
+            for scalar in value.unicodeScalars {
+                switch scalar {
+                case "\"": text += "\\\""
+                case "\\": text += "\\\\"
+                case _ where scalar.value < 0x20: text += String(format: "\\u%04x", scalar.value)
+                default: text.unicodeScalars.append(scalar)
+                }
+            }
+            text += "\""
+        }
+    }
+}
