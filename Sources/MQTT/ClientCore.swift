@@ -1,0 +1,183 @@
+import CMosquitto
+import Logging
+import Synchronization
+
+/// One libmosquitto client and the state the event loop keeps for it.
+///
+/// `@unchecked Sendable`, justified: `mosq` is shared only through libmosquitto calls that are
+/// thread-safe once `mosquitto_threaded_set` is on (publish queues under the library's own mutexes);
+/// every `loop…` property is read and written only on the owning ``MQTTEventLoop``'s thread;
+/// everything else that crosses threads is an `Atomic` or inside the `waiters` `Mutex`.
+final class ClientCore: @unchecked Sendable {
+    let configuration: MQTTClientConfiguration
+    let mosq: OpaquePointer
+    let logger: Logger
+    private let onMessage: @Sendable (MQTTMessage) -> Void
+    private let onEvent: @Sendable (MQTTConnectionEvent) -> Void
+
+    /// True between a CONNACK that accepted us and the loss of that connection.
+    let connected = Atomic<Bool>(false)
+    /// Set once ``MQTTClient/shutdown()`` was asked for; no publish is accepted after it.
+    let stopping = Atomic<Bool>(false)
+    /// True while the client sits in the loop's list of clients with output to flush.
+    let dirtyQueued = Atomic<Bool>(false)
+    private let waiters = Mutex<[Int: CheckedContinuation<Void, any Error>]>([:])
+
+    // MARK: Event-loop-thread state
+
+    enum Phase: Equatable {
+        case idle, connecting, connected, waitingToRetry, stopping, stopped
+    }
+    var loopFD: Int32 = -1
+    var loopWriteInterest = false
+    var loopPhase = Phase.idle
+    var loopAttempt = 0
+    var loopHasStarted = false
+    var loopDeadline: ContinuousClock.Instant?
+    var loopSubscribeWaiters: [Int32: (topic: String, continuation: CheckedContinuation<Void, any Error>?)] = [:]
+    var loopStopWaiters: [CheckedContinuation<Void, Never>] = []
+
+    init(
+        configuration: MQTTClientConfiguration, logger: Logger,
+        onMessage: @escaping @Sendable (MQTTMessage) -> Void,
+        onEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void
+    ) throws(MQTTError) {
+        MosquittoLibrary.ensureInitialised()
+        guard let mosq = mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
+            throw .library(MOSQ_ERR_NOMEM.rawValue, "mosquitto_new failed")
+        }
+        self.mosq = mosq
+        self.configuration = configuration
+        self.logger = logger
+        self.onMessage = onMessage
+        self.onEvent = onEvent
+        try configure()
+    }
+
+    deinit {
+        // Reached only after the loop let go of this client, so nothing drives `mosq` any more.
+        mosquitto_destroy(mosq)
+    }
+
+    private func configure() throws(MQTTError) {
+        func check(_ rc: Int32) throws(MQTTError) {
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw .library(rc, MosquittoLibrary.describe(rc)) }
+        }
+        // Output is written by the event loop thread only; publish from other threads just queues.
+        try check(mosquitto_threaded_set(mosq, true))
+        try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311))
+        // Without TCP_NODELAY every QoS 1 round trip waits on Nagle and delayed ACK (≈ 40–90 ms).
+        try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1))
+        // Unlimited in-flight messages: the server has many locks' requests outstanding at once.
+        try check(mosquitto_max_inflight_messages_set(mosq, 0))
+        if configuration.username != nil || configuration.password != nil {
+            try check(mosquitto_username_pw_set(mosq, configuration.username, configuration.password))
+        }
+        if let will = configuration.will {
+            let rc = will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(mosq, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos.rawValue, will.retain)
+            }
+            try check(rc)
+        }
+        mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_connect_callback_set(mosq) { _, object, code in
+            guard let object else { return }
+            Unmanaged<ClientCore>.fromOpaque(object).takeUnretainedValue().handleConnect(code)
+        }
+        mosquitto_disconnect_callback_set(mosq) { _, object, _ in
+            guard let object else { return }
+            Unmanaged<ClientCore>.fromOpaque(object).takeUnretainedValue().handleDisconnect()
+        }
+        mosquitto_message_callback_set(mosq) { _, object, message in
+            guard let object, let message else { return }
+            Unmanaged<ClientCore>.fromOpaque(object).takeUnretainedValue().handleMessage(message.pointee)
+        }
+        mosquitto_subscribe_callback_set(mosq) { _, object, mid, count, granted in
+            guard let object else { return }
+            let refused = count < 1 || granted == nil || granted![0] >= 0x80
+            Unmanaged<ClientCore>.fromOpaque(object).takeUnretainedValue().handleSubscribed(mid: mid, refused: refused)
+        }
+    }
+
+    // MARK: Callbacks (event loop thread, inside a libmosquitto call)
+
+    private func handleConnect(_ code: Int32) {
+        guard code == 0 else {
+            logger.warning("MQTT broker refused the connection", metadata: ["code": "\(code)", "client": "\(configuration.clientID)"])
+            onEvent(.refused(code: code))
+            return
+        }
+        loopPhase = .connected
+        loopAttempt = 0
+        for topic in configuration.subscriptions {
+            var mid: Int32 = 0
+            let rc = mosquitto_subscribe(mosq, &mid, topic, QoS.atLeastOnce.rawValue)
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                loopSubscribeWaiters[mid] = (topic, nil)
+            }
+        }
+        connected.store(true, ordering: .sequentiallyConsistent)
+        let ready = waiters.withLock { waiting in
+            defer { waiting.removeAll() }
+            return Array(waiting.values)
+        }
+        for waiter in ready { waiter.resume() }
+        logger.debug("MQTT connected", metadata: ["client": "\(configuration.clientID)"])
+        onEvent(.connected)
+    }
+
+    private func handleDisconnect() {
+        let wasConnected = connected.exchange(false, ordering: .sequentiallyConsistent)
+        if wasConnected {
+            logger.debug("MQTT disconnected", metadata: ["client": "\(configuration.clientID)"])
+            onEvent(.disconnected)
+        }
+    }
+
+    private func handleMessage(_ message: mosquitto_message) {
+        guard let topic = message.topic else { return }
+        let count = Int(max(message.payloadlen, 0))
+        let payload: [UInt8] =
+            if count > 0, let bytes = message.payload {
+                Array(UnsafeRawBufferPointer(start: bytes, count: count))
+            } else {
+                []
+            }
+        onMessage(
+            MQTTMessage(
+                topic: String(cString: topic), payload: payload, qos: QoS(rawValue: message.qos) ?? .atLeastOnce, retain: message.retain))
+    }
+
+    private func handleSubscribed(mid: Int32, refused: Bool) {
+        guard let waiter = loopSubscribeWaiters.removeValue(forKey: mid) else { return }
+        if refused {
+            logger.error("MQTT broker refused a subscription", metadata: ["topic": "\(waiter.topic)"])
+        }
+        waiter.continuation?.resume(with: refused ? .failure(MQTTError.subscriptionRefused(waiter.topic)) : .success(()))
+    }
+
+    // MARK: Waiting for a connection (any thread)
+
+    func waitForConnection(id: Int) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let resumeNow = waiters.withLock { waiting -> Bool in
+                if connected.load(ordering: .sequentiallyConsistent) { return true }
+                waiting[id] = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func cancelWaiter(id: Int, with error: MQTTError) {
+        waiters.withLock { $0.removeValue(forKey: id) }?.resume(throwing: error)
+    }
+
+    func cancelAllWaiters(with error: MQTTError) {
+        let all = waiters.withLock { waiting in
+            defer { waiting.removeAll() }
+            return Array(waiting.values)
+        }
+        for waiter in all { waiter.resume(throwing: error) }
+    }
+}

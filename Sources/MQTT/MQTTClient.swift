@@ -1,0 +1,133 @@
+import CMosquitto
+import Logging
+import Synchronization
+
+/// An MQTT 3.1.1 client over libmosquitto with an async Swift API.
+///
+/// It connects with a user name and password, sets TCP_NODELAY, registers an optional last will,
+/// subscribes to its configured topics on every (re)connect, publishes at QoS 1, delivers incoming
+/// messages as an `AsyncSequence` (or to a handler), and reconnects by itself with exponential backoff
+/// and jitter until ``shutdown()``.
+///
+/// ```swift
+/// let client = try MQTTClient(configuration: .init(host: "127.0.0.1", port: 1883, clientID: "demo",
+///                                                  subscriptions: ["unlockit/v1/locks/+/evt"]))
+/// client.start()
+/// try await client.waitUntilConnected(timeout: .seconds(5))
+/// for await message in client.messages { … }
+/// ```
+public final class MQTTClient: Sendable {
+    /// Where incoming messages go.
+    public enum Delivery: Sendable {
+        /// To ``MQTTClient/messages``.
+        case stream
+        /// To a handler, called on the event loop thread: it must return quickly and never block.
+        case handler(@Sendable (MQTTMessage) -> Void)
+    }
+
+    public let configuration: MQTTClientConfiguration
+    /// Incoming messages, when created with ``Delivery/stream``. Bounded: the oldest 65,536 are kept
+    /// if nobody reads, and later ones are dropped.
+    public let messages: AsyncStream<MQTTMessage>
+    /// Connection changes. Keeps the newest 64 if nobody reads.
+    public let connectionEvents: AsyncStream<MQTTConnectionEvent>
+
+    private let core: ClientCore
+    private let loop: MQTTEventLoop
+    private let ownsLoop: Bool
+    private let nextWaiterID = Atomic<Int>(0)
+
+    /// Creates a client driven by `loop`, or by a loop of its own when `loop` is `nil`.
+    public init(
+        configuration: MQTTClientConfiguration, loop: MQTTEventLoop? = nil, delivery: Delivery = .stream,
+        logger: Logger = Logger(label: "unlockit.mqtt"),
+        onConnectionEvent: (@Sendable (MQTTConnectionEvent) -> Void)? = nil
+    ) throws(MQTTError) {
+        let (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: .bufferingOldest(65_536))
+        let (events, eventContinuation) = AsyncStream.makeStream(of: MQTTConnectionEvent.self, bufferingPolicy: .bufferingNewest(64))
+        let onMessage: @Sendable (MQTTMessage) -> Void
+        switch delivery {
+        case .stream:
+            onMessage = { messageContinuation.yield($0) }
+        case .handler(let handler):
+            onMessage = handler
+            messageContinuation.finish()
+        }
+        self.configuration = configuration
+        self.messages = messages
+        self.connectionEvents = events
+        self.core = try ClientCore(
+            configuration: configuration, logger: logger, onMessage: onMessage,
+            onEvent: { event in
+                eventContinuation.yield(event)
+                onConnectionEvent?(event)
+            })
+        self.loop = loop ?? MQTTEventLoop(name: "mqtt-\(configuration.clientID.prefix(8))", logger: logger)
+        self.ownsLoop = loop == nil
+    }
+
+    /// Starts connecting in the background; reconnects by itself from then on.
+    public func start() {
+        loop.submit(.add(core))
+    }
+
+    /// Whether the broker has accepted this client's current connection.
+    public var isConnected: Bool { core.connected.load(ordering: .relaxed) }
+
+    /// Waits until connected, or throws ``MQTTError/timedOut``.
+    public func waitUntilConnected(timeout: Duration) async throws {
+        let id = nextWaiterID.add(1, ordering: .relaxed).newValue
+        let core = self.core
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await core.waitForConnection(id: id) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                core.cancelWaiter(id: id, with: .timedOut)
+                throw MQTTError.timedOut
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    /// Publishes a message. Fails at once with ``MQTTError/notConnected`` while the broker is
+    /// unreachable: nothing is held back to be sent later, because a stale command must never reach a lock.
+    public func publish(_ message: MQTTMessage) throws(MQTTError) {
+        guard !core.stopping.load(ordering: .relaxed) else { throw .shutDown }
+        guard core.connected.load(ordering: .relaxed) else { throw .notConnected }
+        let rc = message.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(core.mosq, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos.rawValue, message.retain)
+        }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            throw rc == MOSQ_ERR_NO_CONN.rawValue ? .notConnected : .library(rc, MosquittoLibrary.describe(rc))
+        }
+        loop.markDirty(core)
+    }
+
+    /// Convenience for ``publish(_:)``.
+    public func publish(topic: String, payload: [UInt8], qos: QoS = .atLeastOnce, retain: Bool = false) throws(MQTTError) {
+        try publish(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: retain))
+    }
+
+    /// Subscribes to one more topic (QoS 1) on the current connection and waits for the broker's answer;
+    /// throws ``MQTTError/subscriptionRefused(_:)`` when an ACL denies it. Not repeated on reconnect:
+    /// put permanent subscriptions in the configuration.
+    public func subscribe(_ topic: String) async throws {
+        let core = self.core
+        let loop = self.loop
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            loop.submit(.subscribe(core, topic, continuation))
+        }
+    }
+
+    /// Disconnects cleanly (the broker drops the last will) and stops reconnecting.
+    public func shutdown() async {
+        core.stopping.store(true, ordering: .sequentiallyConsistent)
+        let core = self.core
+        let loop = self.loop
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.submit(.stop(core, continuation))
+        }
+        if ownsLoop { await loop.shutdown() }
+    }
+}

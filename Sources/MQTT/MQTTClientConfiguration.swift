@@ -1,0 +1,43 @@
+/// How an ``MQTTClient`` reaches its broker.
+public struct MQTTClientConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var clientID: String
+    public var username: String?
+    public var password: String?
+    /// Seconds between keep-alive pings; a silent broker is detected after 1.5 × this.
+    public var keepAlive: Int32
+    /// A clean session: the broker keeps nothing for this client while it is away.
+    public var cleanSession: Bool
+    /// Published by the broker on this client's behalf when the connection dies without a DISCONNECT.
+    public var will: MQTTMessage?
+    /// Subscribed (QoS 1) on every successful connect, since a clean session forgets them.
+    public var subscriptions: [String]
+    public var backoff: Backoff
+
+    public init(
+        host: String, port: Int, clientID: String, username: String? = nil, password: String? = nil,
+        keepAlive: Int32 = 10, cleanSession: Bool = true, will: MQTTMessage? = nil, subscriptions: [String] = [],
+        backoff: Backoff = Backoff()
+    ) {
+        self.host = host
+        self.port = port
+        self.clientID = clientID
+        self.username = username
+        self.password = password
+        self.keepAlive = keepAlive
+        self.cleanSession = cleanSession
+        self.will = will
+        self.subscriptions = subscriptions
+        self.backoff = backoff
+    }
+}
+
+/// A change in a client's connection, as seen on ``MQTTClient/connectionEvents``.
+public enum MQTTConnectionEvent: Sendable, Equatable {
+    case connected
+    /// The broker answered CONNECT with a refusal (5 = not authorised).
+    case refused(code: Int32)
+    /// The connection ended; the client reconnects by itself unless it was shut down.
+    case disconnected
+}

@@ -1,0 +1,307 @@
+import CMosquitto
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// One thread that drives any number of MQTT clients with epoll.
+///
+/// libmosquitto's own `mosquitto_loop_start` spends a thread per client: right for the server's
+/// single connection, wrong for a fleet of ten thousand simulated locks. This loop owns the sockets
+/// of all its clients, reads and writes them when epoll says they are ready, runs keep-alives, and
+/// reconnects lost clients with exponential backoff and jitter. Other threads hand it work through a
+/// small inbox and an eventfd.
+public final class MQTTEventLoop: Sendable {
+    enum Command {
+        case add(ClientCore)
+        case subscribe(ClientCore, String, CheckedContinuation<Void, any Error>)
+        case stop(ClientCore, CheckedContinuation<Void, Never>)
+    }
+
+    private struct Inbox {
+        var commands: [Command] = []
+        var dirty: [ClientCore] = []
+    }
+
+    private let epoll = Epoll()
+    private let inbox = Mutex(Inbox())
+    private let running = Atomic<Bool>(true)
+    private let threadID = Atomic<UInt>(0)
+    private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let logger: Logger
+
+    /// How often keep-alives and connection timeouts are checked.
+    static let housekeepingInterval = Duration.milliseconds(250)
+    /// How long a clean shutdown may take before the socket is simply closed.
+    static let shutdownGrace = Duration.seconds(2)
+
+    public init(name: String = "mqtt-loop", logger: Logger = Logger(label: "unlockit.mqtt")) {
+        self.logger = logger
+        let thread = Thread { [self] in self.run() }
+        thread.name = name
+        thread.start()
+    }
+
+    var isLoopThread: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    func submit(_ command: Command) {
+        inbox.withLock { $0.commands.append(command) }
+        epoll.wake()
+    }
+
+    /// Asks the loop to write what `core` has queued. Cheap when called repeatedly.
+    func markDirty(_ core: ClientCore) {
+        guard !core.dirtyQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        inbox.withLock { $0.dirty.append(core) }
+        if !isLoopThread { epoll.wake() }
+    }
+
+    /// Stops the thread. Clients still attached are disconnected without ceremony.
+    public func shutdown() async {
+        running.store(false, ordering: .sequentiallyConsistent)
+        epoll.wake()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = exited.withLock { state -> Bool in
+                if state.done { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    // MARK: - The loop thread
+
+    private final class State {
+        var byFD: [Int32: ClientCore] = [:]
+        var clients: [ObjectIdentifier: ClientCore] = [:]
+        var nextHousekeeping = ContinuousClock.now
+    }
+
+    private func run() {
+        threadID.store(UInt(pthread_self()), ordering: .sequentiallyConsistent)
+        let state = State()
+        let capacity = 512
+        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        let clock = ContinuousClock()
+
+        while running.load(ordering: .relaxed) {
+            let timeout = max(0, min(250, milliseconds(until: state.nextHousekeeping, now: clock.now)))
+            let count = epoll.wait(into: events, timeoutMilliseconds: Int32(timeout))
+            for index in 0..<count {
+                let event = events[index]
+                if event.data.u64 == Epoll.wakeToken {
+                    epoll.drainWake()
+                    continue
+                }
+                let fd = Int32(truncatingIfNeeded: event.data.u64)
+                guard let core = state.byFD[fd] else { continue }
+                if event.events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+                    mosquitto_loop_read(core.mosq, 1)
+                    guard afterIO(core, state) else { continue }
+                }
+                if event.events & EPOLLOUT.rawValue != 0 {
+                    mosquitto_loop_write(core.mosq, 1)
+                    afterIO(core, state)
+                }
+            }
+            drainInbox(state)
+            let now = clock.now
+            if now >= state.nextHousekeeping {
+                housekeeping(state, now: now)
+                state.nextHousekeeping = now + Self.housekeepingInterval
+            }
+        }
+
+        for core in state.clients.values { finishStop(core, state) }
+        let waiters = exited.withLock { exit -> [CheckedContinuation<Void, Never>] in
+            exit.done = true
+            defer { exit.waiters.removeAll() }
+            return exit.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func milliseconds(until deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Int {
+        let remaining = now.duration(to: deadline)
+        return Int(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000) + 1
+    }
+
+    private func drainInbox(_ state: State) {
+        let (commands, dirty) = inbox.withLock { box -> ([Command], [ClientCore]) in
+            defer {
+                box.commands.removeAll(keepingCapacity: true)
+                box.dirty.removeAll(keepingCapacity: true)
+            }
+            return (box.commands, box.dirty)
+        }
+        for core in dirty {
+            // Cleared before writing, so a publish that races with this write queues the client again.
+            core.dirtyQueued.store(false, ordering: .sequentiallyConsistent)
+            guard core.loopFD >= 0, mosquitto_want_write(core.mosq) else { continue }
+            mosquitto_loop_write(core.mosq, 1)
+            afterIO(core, state)
+        }
+        for command in commands {
+            switch command {
+            case .add(let core):
+                state.clients[ObjectIdentifier(core)] = core
+                connect(core, state)
+            case .subscribe(let core, let topic, let continuation):
+                subscribe(core, topic: topic, continuation: continuation, state)
+            case .stop(let core, let continuation):
+                stop(core, continuation: continuation, state)
+            }
+        }
+    }
+
+    private func housekeeping(_ state: State, now: ContinuousClock.Instant) {
+        for core in state.clients.values {
+            switch core.loopPhase {
+            case .connecting, .connected:
+                // Keep-alive pings, and closing a connection the broker stopped answering.
+                mosquitto_loop_misc(core.mosq)
+                afterIO(core, state)
+            case .waitingToRetry:
+                if let deadline = core.loopDeadline, now >= deadline { connect(core, state) }
+            case .stopping:
+                if let deadline = core.loopDeadline, now >= deadline { finishStop(core, state) }
+            case .idle, .stopped:
+                break
+            }
+        }
+    }
+
+    /// Reconciles the loop's view of a client's socket with libmosquitto's after any call into it.
+    /// Returns whether the client still has a socket.
+    @discardableResult
+    private func afterIO(_ core: ClientCore, _ state: State) -> Bool {
+        let socket = mosquitto_socket(core.mosq)
+        if socket != core.loopFD {
+            if core.loopFD >= 0 {
+                epoll.remove(core.loopFD)
+                if state.byFD[core.loopFD] === core { state.byFD[core.loopFD] = nil }
+            }
+            core.loopFD = -1
+            core.loopWriteInterest = false
+            guard socket >= 0 else {
+                connectionLost(core, state)
+                return false
+            }
+            register(core, socket: socket, state)
+            return true
+        }
+        guard socket >= 0 else { return false }
+        let wantsWrite = mosquitto_want_write(core.mosq)
+        if wantsWrite != core.loopWriteInterest {
+            epoll.modify(socket, write: wantsWrite)
+            core.loopWriteInterest = wantsWrite
+        }
+        return true
+    }
+
+    private func register(_ core: ClientCore, socket: Int32, _ state: State) {
+        core.loopFD = socket
+        // Always watch for writability first: it signals a completed non-blocking connect.
+        core.loopWriteInterest = true
+        state.byFD[socket] = core
+        epoll.add(socket, write: true)
+    }
+
+    private func connect(_ core: ClientCore, _ state: State) {
+        let configuration = core.configuration
+        let rc: Int32
+        if core.loopHasStarted {
+            rc = mosquitto_reconnect_async(core.mosq)
+        } else {
+            core.loopHasStarted = true
+            rc = mosquitto_connect_async(core.mosq, configuration.host, Int32(configuration.port), configuration.keepAlive)
+        }
+        let socket = mosquitto_socket(core.mosq)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue, socket >= 0 else {
+            logger.debug(
+                "MQTT connect attempt failed",
+                metadata: ["client": "\(configuration.clientID)", "error": "\(MosquittoLibrary.describe(rc))"])
+            if socket >= 0 { mosquitto_disconnect(core.mosq) }
+            scheduleRetry(core)
+            return
+        }
+        core.loopPhase = .connecting
+        register(core, socket: socket, state)
+    }
+
+    private func connectionLost(_ core: ClientCore, _ state: State) {
+        for (_, waiter) in core.loopSubscribeWaiters { waiter.continuation?.resume(throwing: MQTTError.notConnected) }
+        core.loopSubscribeWaiters.removeAll()
+        switch core.loopPhase {
+        case .stopping:
+            finishStop(core, state)
+        case .stopped:
+            break
+        default:
+            core.connected.store(false, ordering: .sequentiallyConsistent)
+            scheduleRetry(core)
+        }
+    }
+
+    private func scheduleRetry(_ core: ClientCore) {
+        let delay = core.configuration.backoff.delay(attempt: core.loopAttempt)
+        core.loopAttempt += 1
+        core.loopPhase = .waitingToRetry
+        core.loopDeadline = .now + delay
+    }
+
+    private func subscribe(_ core: ClientCore, topic: String, continuation: CheckedContinuation<Void, any Error>, _ state: State) {
+        guard core.loopPhase == .connected, core.loopFD >= 0 else {
+            continuation.resume(throwing: MQTTError.notConnected)
+            return
+        }
+        var mid: Int32 = 0
+        let rc = mosquitto_subscribe(core.mosq, &mid, topic, QoS.atLeastOnce.rawValue)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            continuation.resume(throwing: MQTTError.library(rc, MosquittoLibrary.describe(rc)))
+            return
+        }
+        core.loopSubscribeWaiters[mid] = (topic, continuation)
+        mosquitto_loop_write(core.mosq, 1)
+        afterIO(core, state)
+    }
+
+    private func stop(_ core: ClientCore, continuation: CheckedContinuation<Void, Never>, _ state: State) {
+        core.loopStopWaiters.append(continuation)
+        switch core.loopPhase {
+        case .stopped:
+            finishStop(core, state)
+        case .stopping:
+            break
+        case .connected where core.loopFD >= 0:
+            // A DISCONNECT tells the broker to discard the last will: this is a clean goodbye.
+            core.loopPhase = .stopping
+            core.loopDeadline = .now + Self.shutdownGrace
+            mosquitto_disconnect(core.mosq)
+            mosquitto_loop_write(core.mosq, 1)
+            afterIO(core, state)
+        default:
+            finishStop(core, state)
+        }
+    }
+
+    private func finishStop(_ core: ClientCore, _ state: State) {
+        if core.loopFD >= 0 {
+            epoll.remove(core.loopFD)
+            if state.byFD[core.loopFD] === core { state.byFD[core.loopFD] = nil }
+            core.loopFD = -1
+            mosquitto_disconnect(core.mosq)
+        }
+        for (_, waiter) in core.loopSubscribeWaiters { waiter.continuation?.resume(throwing: MQTTError.shutDown) }
+        core.loopSubscribeWaiters.removeAll()
+        core.loopPhase = .stopped
+        core.connected.store(false, ordering: .sequentiallyConsistent)
+        core.cancelAllWaiters(with: .shutDown)
+        state.clients[ObjectIdentifier(core)] = nil
+        let waiters = core.loopStopWaiters
+        core.loopStopWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+}

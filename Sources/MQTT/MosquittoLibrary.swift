@@ -1,0 +1,16 @@
+import CMosquitto
+
+/// libmosquitto's process-wide initialisation, done once, lazily and thread-safely
+/// (a `static let` initialiser runs exactly once).
+enum MosquittoLibrary {
+    private static let initialised: Bool = {
+        mosquitto_lib_init()
+        return true
+    }()
+
+    static func ensureInitialised() { _ = initialised }
+
+    static func describe(_ code: Int32) -> String {
+        String(cString: mosquitto_strerror(code))
+    }
+}
