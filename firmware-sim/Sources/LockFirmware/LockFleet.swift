@@ -1,0 +1,120 @@
+import Foundation
+import LockProtocol
+import Logging
+import MQTT
+import UnlockITCore
+
+/// Thousands of simulated locks in one process, for load tests and the benchmark.
+///
+/// Each lock is a full ``LockRuntime`` with its own MQTT connection and account, but the
+/// connections share a few ``MQTTEventLoop`` threads instead of a thread each.
+///
+/// On disk, a fleet directory holds `flash/<lock id>.json` per lock and `labels.tsv`
+/// (`lock id ⇥ setup code`, what the labels would say).
+public final class LockFleet: Sendable {
+    public let runtimes: [LockRuntime]
+    private let loops: [MQTTEventLoop]
+
+    public static func flashPath(directory: String, lock: LockID) -> String { "\(directory)/flash/\(lock.rawValue).json" }
+    public static func labelsPath(directory: String) -> String { "\(directory)/labels.tsv" }
+
+    /// First boot of `count` locks named `prefix-000001`…; writes their flash and the labels file.
+    public static func create(directory: String, count: Int, prefix: String) throws -> [(LockID, SetupCode)] {
+        try FileManager.default.createDirectory(atPath: "\(directory)/flash", withIntermediateDirectories: true)
+        var labels: [(LockID, SetupCode)] = []
+        var text = ""
+        for index in 1...count {
+            guard let lock = LockID("\(prefix)-\(String(format: "%06d", index))") else {
+                throw FleetError.invalidPrefix(prefix)
+            }
+            let flash = Flash.firstBoot(lock: lock)
+            try FlashFile(path: flashPath(directory: directory, lock: lock), durable: false).save(flash)
+            labels.append((lock, flash.setupCode))
+            text += "\(lock.rawValue)\t\(flash.setupCode.formatted)\n"
+        }
+        try text.write(toFile: labelsPath(directory: directory), atomically: true, encoding: .utf8)
+        return labels
+    }
+
+    /// Reads `lock id ⇥ secret` lines (labels or credentials files).
+    public static func readPairs(_ path: String) throws -> [(LockID, String)] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return try text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t")
+            guard !line.isEmpty else { return nil }
+            guard fields.count == 2, let lock = LockID(String(fields[0])) else { throw FleetError.badLine(String(line.prefix(80))) }
+            return (lock, String(fields[1]))
+        }
+    }
+
+    public enum FleetError: Error, CustomStringConvertible {
+        case invalidPrefix(String)
+        case badLine(String)
+
+        public var description: String {
+            switch self {
+            case .invalidPrefix(let prefix): "\"\(prefix)\" does not make valid lock ids (lowercase letters, digits and hyphens)"
+            case .badLine(let line): "not a \"lock id<TAB>secret\" line: \(line)"
+            }
+        }
+    }
+
+    /// Loads the locks named in `credentials` from `directory` and prepares their connections.
+    public init(
+        directory: String, credentials: [(LockID, String)], host: String, port: Int, settings: LockSettings, loopCount: Int = 2,
+        logger: Logger = Logger(label: "unlockit.fleet")
+    ) throws {
+        let loops = (0..<max(1, loopCount)).map { MQTTEventLoop(name: "fleet-\($0)", logger: logger) }
+        var runtimes: [LockRuntime] = []
+        runtimes.reserveCapacity(credentials.count)
+        for (index, (lock, password)) in credentials.enumerated() {
+            let file = FlashFile(path: Self.flashPath(directory: directory, lock: lock), durable: false)
+            let device = LockDevice(flash: try file.load(), settings: settings)
+            runtimes.append(
+                try LockRuntime(
+                    device: device, flashFile: file, broker: BrokerEndpoint(host: host, port: port, password: password),
+                    loop: loops[index % loops.count], keepAlive: 30, logger: logger))
+        }
+        self.runtimes = runtimes
+        self.loops = loops
+    }
+
+    /// Connects the fleet in batches, so the broker's listen backlog is never flooded.
+    public func start(batchSize: Int = 250) async {
+        for start in stride(from: 0, to: runtimes.count, by: batchSize) {
+            let batch = runtimes[start..<min(start + batchSize, runtimes.count)]
+            for runtime in batch { runtime.start() }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while batch.contains(where: { !$0.isConnected }) && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+
+    public func enterPairingMode() { for runtime in runtimes { runtime.enterPairingMode() } }
+
+    /// The fleet's counters, summed, with how many locks are connected and activated.
+    public struct Stats: Codable, Sendable {
+        public var locks: Int
+        public var connected: Int
+        public var activated: Int
+        public var counters: LockCounters
+    }
+
+    public var stats: Stats {
+        var stats = Stats(locks: runtimes.count, connected: 0, activated: 0, counters: LockCounters())
+        for runtime in runtimes {
+            if runtime.isConnected { stats.connected += 1 }
+            if runtime.isActivated { stats.activated += 1 }
+            stats.counters = stats.counters + runtime.counters
+        }
+        return stats
+    }
+
+    public func shutdown() async {
+        await withTaskGroup(of: Void.self) { group in
+            for runtime in runtimes { group.addTask { await runtime.shutdown() } }
+        }
+        for loop in loops { await loop.shutdown() }
+    }
+}

@@ -1,0 +1,191 @@
+import LockProtocol
+import Logging
+import MQTT
+import Synchronization
+import UnlockITCore
+
+/// Something a running lock reports locally (its "display"): the simulator prints these.
+public enum LockNotice: Sendable, Equatable {
+    case connected
+    case disconnected
+    case refused(code: Int32)
+    case relay(RelayState)
+    case pairingMode(Bool)
+    case activated
+    case denied(DenialReason)
+    case malformedDropped
+}
+
+/// Where a lock finds its broker.
+public struct BrokerEndpoint: Sendable {
+    public var host: String
+    public var port: Int
+    public var password: String
+
+    public init(host: String, port: Int, password: String) {
+        self.host = host
+        self.port = port
+        self.password = password
+    }
+}
+
+/// A ``LockDevice`` connected to the broker: it feeds commands from `cmd` to the device, publishes
+/// the device's events on `evt`, drives the relay, persists the flash and keeps the retained status.
+public final class LockRuntime: Sendable {
+    public let lock: LockID
+    private let device: Mutex<LockDevice>
+    private let relay = Mutex<(state: RelayState, generation: Int)>((.locked, 0))
+    private let flashFile: FlashFile
+    private let client: MQTTClient
+    private let notify: @Sendable (LockNotice) -> Void
+    private let logger: Logger
+
+    public init(
+        device: LockDevice, flashFile: FlashFile, broker: BrokerEndpoint, loop: MQTTEventLoop? = nil, keepAlive: Int32 = 10,
+        logger: Logger = Logger(label: "unlockit.lock"), notify: @escaping @Sendable (LockNotice) -> Void = { _ in }
+    ) throws {
+        let lock = device.lock
+        self.lock = lock
+        self.device = Mutex(device)
+        self.flashFile = flashFile
+        self.notify = notify
+        self.logger = logger
+        let configuration = MQTTClientConfiguration(
+            host: broker.host, port: broker.port, clientID: lock.rawValue, username: lock.rawValue, password: broker.password,
+            keepAlive: keepAlive, cleanSession: true,
+            will: MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: false).encoded(), qos: .atLeastOnce, retain: true),
+            subscriptions: [Topics.command(lock)])
+        // The handler and the event callback need `self`; they reach it through a box filled right below.
+        let box = WeakBox()
+        self.client = try MQTTClient(
+            configuration: configuration, loop: loop,
+            delivery: .handler { message in box.runtime?.received(message) },
+            logger: logger,
+            onConnectionEvent: { event in box.runtime?.connectionChanged(event) })
+        box.runtime = self
+    }
+
+    /// Starts connecting; the lock reconnects by itself from then on.
+    public func start() { client.start() }
+
+    /// Publishes `{"online":false}` (retained) and disconnects cleanly.
+    public func shutdown() async {
+        try? client.publish(topic: Topics.status(lock), payload: LockStatus(online: false).encoded(), retain: true)
+        await client.shutdown()
+    }
+
+    public var counters: LockCounters { device.withLock { $0.counters } }
+    public var relayState: RelayState { relay.withLock { $0.state } }
+    public var isActivated: Bool { device.withLock { $0.flash.activated } }
+    public var isConnected: Bool { client.isConnected }
+
+    /// The pairing button.
+    public func enterPairingMode() {
+        let pairing = device.withLock { device -> Bool in
+            device.enterPairingMode(now: .now)
+            return device.isPairing(now: .now)
+        }
+        notify(.pairingMode(pairing))
+    }
+
+    // MARK: - Incoming
+
+    private func received(_ message: MQTTMessage) {
+        guard message.topic == Topics.command(lock) else { return }
+        let now = ContinuousClock.now
+        let effects = device.withLock { device -> [LockDevice.Effect] in
+            guard message.payload.count <= WireFormat.maximumPayloadSize else {
+                device.countMalformed()
+                return []
+            }
+            let before = device.counters.malformed
+            let effects = device.handle(message.payload, now: now)
+            if device.counters.malformed != before { logger.debug("dropped a malformed command", metadata: ["lock": "\(lock)"]) }
+            return effects
+        }
+        if effects.isEmpty { notify(.malformedDropped) }
+        for effect in effects { apply(effect) }
+    }
+
+    private func apply(_ effect: LockDevice.Effect) {
+        switch effect {
+        case .persist:
+            let flash = device.withLock { $0.flash }
+            do {
+                try flashFile.save(flash)
+            } catch {
+                logger.error("could not write flash", metadata: ["lock": "\(lock)", "error": "\(error)"])
+            }
+            if flash.activated { notify(.activated) }
+        case .publish(let event):
+            if case .result(_, false, let reason?) = event { notify(.denied(reason)) }
+            publish(event)
+        case .openRelay:
+            openRelay()
+        case .statusChanged:
+            publishStatus()
+        }
+    }
+
+    private func connectionChanged(_ event: MQTTConnectionEvent) {
+        // A challenge never outlives the connection it was issued on.
+        device.withLock { $0.connectionChanged() }
+        switch event {
+        case .connected:
+            publishStatus()
+            notify(.connected)
+        case .disconnected:
+            notify(.disconnected)
+        case .refused(let code):
+            notify(.refused(code: code))
+        }
+    }
+
+    // MARK: - Outgoing
+
+    private func publish(_ event: Event) {
+        do {
+            try client.publish(topic: Topics.event(lock), payload: event.encoded())
+        } catch {
+            logger.debug("could not publish an event", metadata: ["lock": "\(lock)", "error": "\(error)"])
+        }
+    }
+
+    private func publishStatus() {
+        let activated = device.withLock { $0.flash.activated }
+        let status = LockStatus(online: true, activated: activated, firmware: Flash.firmwareVersion)
+        try? client.publish(topic: Topics.status(lock), payload: status.encoded(), retain: true)
+    }
+
+    private func openRelay() {
+        let (generation, wasLocked) = relay.withLock { relay -> (Int, Bool) in
+            relay.generation += 1
+            defer { relay.state = .unlocked }
+            return (relay.generation, relay.state == .locked)
+        }
+        if wasLocked {
+            notify(.relay(.unlocked))
+            publish(.state(.unlocked))
+        }
+        let openFor = device.withLock { $0.settings.openDuration }
+        Task { [self] in
+            try? await Task.sleep(for: openFor)
+            // Only the last opening re-locks: a second grant while open extends the open time.
+            let relock = relay.withLock { relay -> Bool in
+                guard relay.generation == generation else { return false }
+                relay.state = .locked
+                return true
+            }
+            if relock {
+                notify(.relay(.locked))
+                publish(.state(.locked))
+            }
+        }
+    }
+}
+
+/// Breaks the reference cycle runtime → client → handler → runtime.
+private final class WeakBox: @unchecked Sendable {
+    // @unchecked: written once in LockRuntime.init before the client is started, only read afterwards.
+    weak var runtime: LockRuntime?
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import LockFirmware
+import LockProtocol
+import MQTT
+import UnlockITCore
+
+struct Fleet: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Many simulated locks in one process, for load tests.",
+        subcommands: [Create.self, Start.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "init", abstract: "First boot of N locks: writes DIR/flash/ and DIR/labels.tsv (id, setup code).")
+
+        @Option(help: "The fleet directory.") var dir: String
+        @Option(help: "How many locks.") var count: Int
+        @Option(help: "Device ids are PREFIX-000001, PREFIX-000002, …") var prefix = "fleet"
+
+        func validate() throws {
+            guard (1...100_000).contains(count) else { throw ValidationError("--count must be between 1 and 100000.") }
+        }
+
+        func run() throws {
+            let labels = try LockFleet.create(directory: dir, count: count, prefix: prefix)
+            say("created \(labels.count) locks; labels in \(LockFleet.labelsPath(directory: dir))")
+        }
+    }
+
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "run",
+            abstract: "Run the locks listed in a credentials file (lines: id<TAB>password).",
+            discussion: "Commands on stdin: \"stats\" prints a JSON line of counters, \"pair\" puts every lock in pairing mode.")
+
+        @Option(help: "The fleet directory.") var dir: String
+        @Option(help: "The broker, as mqtt://host:port.") var broker: String
+        @Option(help: "The credentials file.") var credentials: String
+        @Option(help: "Event loop threads.") var loops = 2
+        @Flag(help: "Start every lock in pairing mode.") var pairing = false
+        @OptionGroup var behaviour: BehaviourOptions
+
+        func run() async throws {
+            ResourceLimits.raiseOpenFiles()
+            let address = try parseBroker(broker)
+            let fleet = try LockFleet(
+                directory: dir, credentials: try LockFleet.readPairs(credentials), host: address.host, port: address.port,
+                settings: behaviour.settings, loopCount: loops)
+            if pairing { fleet.enterPairingMode() }
+            await fleet.start()
+            say(statsLine(fleet))
+            let commands = StdinCommands { command in
+                switch command {
+                case "stats": say(statsLine(fleet))
+                case "pair": fleet.enterPairingMode()
+                default: say("{\"error\":\"unknown command\"}")
+                }
+            }
+            commands.start()
+            await Signals.run(onPairingButton: { fleet.enterPairingMode() })
+            await fleet.shutdown()
+        }
+
+        private func statsLine(_ fleet: LockFleet) -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            return String(decoding: (try? encoder.encode(fleet.stats)) ?? Data(), as: UTF8.self)
+        }
+    }
+}

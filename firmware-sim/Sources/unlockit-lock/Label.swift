@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import LockFirmware
+import LockProtocol
+import UnlockITCore
+
+struct Label: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the lock's label (device id and setup code), creating its flash on first boot.")
+
+    @Option(help: "The lock's state file.")
+    var state: String
+
+    @Option(help: "The device id to use on first boot (default: a random one).")
+    var id: String?
+
+    @Flag(help: "Print JSON: {\"id\":…,\"setupCode\":…}.")
+    var json = false
+
+    func run() throws {
+        let (flash, _) = try FlashFile(path: state).loadOrCreate(lock: try parseLockID(id))
+        if json {
+            say("{\"id\":\"\(flash.lock)\",\"setupCode\":\"\(flash.setupCode.formatted)\"}")
+        } else {
+            say("Device id:  \(flash.lock)")
+            say("Setup code: \(flash.setupCode.formatted)")
+        }
+    }
+}
+
+struct Reset: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Factory reset: a new device key and not activated. The device id and setup code stay.")
+
+    @Option(help: "The lock's state file.")
+    var state: String
+
+    func run() throws {
+        let file = FlashFile(path: state)
+        var flash = try file.load()
+        flash.factoryReset()
+        try file.save(flash)
+        say("\(flash.lock) reset to factory state; put it in pairing mode and activate it again.")
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import LockFirmware
+import LockProtocol
+import MQTT
+import UnlockITCore
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run one lock.")
+
+    @Option(help: "The lock's state file (its flash). Created, with a new identity, on first boot.")
+    var state: String
+
+    @Option(help: "The broker, as mqtt://host:port.")
+    var broker: String
+
+    @Option(help: "A file holding the lock's MQTT password (else UNLOCKIT_LOCK_PASSWORD).")
+    var passwordFile: String?
+
+    @Option(help: "The device id to use on first boot (default: a random one).")
+    var id: String?
+
+    @Flag(help: "Start in pairing mode, as if the button were held at power-on.")
+    var pairing = false
+
+    @OptionGroup var behaviour: BehaviourOptions
+
+    func run() async throws {
+        let address = try parseBroker(broker)
+        let password = try brokerPassword(file: passwordFile)
+        let file = FlashFile(path: state)
+        let (flash, firstBoot) = try file.loadOrCreate(lock: try parseLockID(id))
+        if firstBoot { printLabel(flash) }
+        let lock = flash.lock
+        var device = LockDevice(flash: flash, settings: behaviour.settings)
+        if pairing { device.enterPairingMode(now: .now) }
+
+        let runtime = try LockRuntime(
+            device: device, flashFile: file, broker: BrokerEndpoint(host: address.host, port: address.port, password: password),
+            notify: { say("[\(lock)] \(describe($0))") })
+        say("[\(lock)] firmware \(Flash.firmwareVersion), \(flash.activated ? "activated" : "not activated")\(pairing ? ", pairing mode" : "")")
+        runtime.start()
+
+        let commands = StdinCommands { command in
+            switch command {
+            case "pair": runtime.enterPairingMode()
+            case "stats":
+                let counters = runtime.counters
+                say(
+                    "[\(lock)] stats openings=\(counters.openings) denials=\(counters.denials) malformed=\(counters.malformed) challenges=\(counters.challenges) relay=\(runtime.relayState.rawValue)"
+                )
+            default: say("[\(lock)] unknown command \"\(command.prefix(40))\" (pair, stats)")
+            }
+        }
+        commands.start()
+        await Signals.run(onPairingButton: { runtime.enterPairingMode() })
+        say("[\(lock)] shutting down")
+        await runtime.shutdown()
+    }
+}
+
+func printLabel(_ flash: Flash) {
+    say("First boot. Label of this lock:")
+    say("  Device id:  \(flash.lock)")
+    say("  Setup code: \(flash.setupCode.formatted)")
+}
+
+func describe(_ notice: LockNotice) -> String {
+    switch notice {
+    case .connected: "connected to the broker"
+    case .disconnected: "lost the broker; reconnecting"
+    case .refused(let code): "the broker refused the connection (code \(code))"
+    case .relay(let state): "relay \(state.rawValue)"
+    case .pairingMode(let on): on ? "pairing mode on" : "pairing mode not available (already activated)"
+    case .activated: "activated"
+    case .denied(let reason): "denied: \(reason.rawValue)"
+    case .malformedDropped: "dropped a malformed command"
+    }
+}

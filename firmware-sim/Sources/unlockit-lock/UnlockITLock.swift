@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import LockFirmware
+import LockProtocol
+import MQTT
+import UnlockITCore
+
+@main
+struct UnlockITLock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlockit-lock",
+        abstract: "The simulated UnlockIT lock firmware.",
+        discussion: """
+            A lock keeps its flash (device id, device key, the setup code on its label, whether it is \
+            activated) in a state file. The first run creates it and prints the label. While running, \
+            send SIGUSR1 or type "pair" on stdin to press the pairing button; "stats" prints the counters.
+            """,
+        subcommands: [Run.self, Label.self, Reset.self, Fleet.self],
+        defaultSubcommand: Run.self)
+}
+
+/// Options shared by everything that runs locks.
+struct BehaviourOptions: ParsableArguments {
+    @Option(help: "Seconds the relay stays open after a granted unlock.")
+    var openTime: Double = 3
+
+    @Option(help: "Seconds a challenge stays valid.")
+    var challengeLifetime: Double = 5
+
+    @Option(help: "Seconds pairing mode lasts once entered.")
+    var pairingWindow: Double = 300
+
+    var settings: LockSettings {
+        LockSettings(
+            openDuration: .milliseconds(Int64(openTime * 1000)), challengeLifetime: .milliseconds(Int64(challengeLifetime * 1000)),
+            pairingWindow: .milliseconds(Int64(pairingWindow * 1000)))
+    }
+
+    func validate() throws {
+        guard openTime > 0, challengeLifetime > 0, pairingWindow > 0 else {
+            throw ValidationError("Times must be positive numbers of seconds.")
+        }
+    }
+}
+
+/// Reads the broker password from a file or the environment, never from the command line.
+func brokerPassword(file: String?) throws -> String {
+    if let file {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw ValidationError("Cannot read the password file \(file).")
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    if let password = ProcessInfo.processInfo.environment["UNLOCKIT_LOCK_PASSWORD"], !password.isEmpty { return password }
+    throw ValidationError("Give the lock's MQTT password with --password-file or UNLOCKIT_LOCK_PASSWORD.")
+}
+
+func parseBroker(_ text: String) throws -> BrokerAddress {
+    guard let address = BrokerAddress(text) else { throw ValidationError("\"\(text)\" is not a broker address like mqtt://127.0.0.1:1883.") }
+    return address
+}
+
+func parseLockID(_ text: String?) throws -> LockID? {
+    guard let text else { return nil }
+    guard let lock = LockID(text) else {
+        throw ValidationError("\"\(text)\" is not a lock id: 3–64 lowercase letters, digits and hyphens.")
+    }
+    return lock
+}
+
+/// Writes a line to stdout unbuffered, so a parent process reading a pipe sees it at once.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
