@@ -1,0 +1,113 @@
+import GRDB
+
+/// The schema, as named migrations. Append only: a migration that has shipped is never edited;
+/// a change is a new migration below the last one.
+enum Migrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: companies, users, rooms, locks, sessions, audit") { db in
+            try db.create(table: "company") { t in
+                t.primaryKey("id", .text)
+                t.column("name", .text).notNull()
+                t.column("createdAt", .datetime).notNull()
+            }
+
+            try db.create(table: "user") { t in
+                t.primaryKey("id", .text)
+                t.belongsTo("company", onDelete: .cascade).notNull()
+                t.column("email", .text).notNull().unique()
+                t.column("name", .text).notNull()
+                t.column("role", .text).notNull().check { ["admin", "employee"].contains($0) }
+                t.column("securityLevel", .integer).notNull().check { $0 >= 0 }
+                t.column("enabled", .boolean).notNull()
+                t.column("passwordHash", .text)
+                t.column("mustChangePassword", .boolean).notNull()
+                t.column("createdAt", .datetime).notNull()
+                t.column("updatedAt", .datetime).notNull()
+            }
+
+            try db.create(table: "room") { t in
+                t.primaryKey("id", .text)
+                t.belongsTo("company", onDelete: .cascade).notNull()
+                // Unique per company regardless of case: "Lab" and "lab" would be one room to a person.
+                t.column("name", .text).notNull().collate(.nocase)
+                t.column("description", .text).notNull()
+                t.column("type", .text).notNull().check { ["office", "meeting", "silent", "cafeteria", "other"].contains($0) }
+                t.column("bookable", .boolean).notNull()
+                t.column("requiredLevel", .integer).check { $0 == nil || $0 >= 0 }
+                t.column("createdAt", .datetime).notNull()
+                t.column("updatedAt", .datetime).notNull()
+                t.uniqueKey(["companyId", "name"])
+            }
+
+            try db.create(table: "roomAuthorization") { t in
+                t.belongsTo("room", onDelete: .cascade).notNull()
+                t.belongsTo("user", onDelete: .cascade).notNull()
+                t.primaryKey(["roomId", "userId"])
+            }
+
+            try db.create(table: "lock") { t in
+                t.primaryKey("id", .text)
+                t.belongsTo("company", onDelete: .cascade).notNull()
+                t.belongsTo("room", onDelete: .setNull)
+                t.column("name", .text).notNull()
+                t.column("state", .text).notNull().check { ["registered", "active", "retired"].contains($0) }
+                t.column("online", .boolean).notNull()
+                t.column("lastSeen", .datetime)
+                t.column("firmwareVersion", .text)
+                // AES-256-GCM(master key, device key); the master key never enters the database.
+                t.column("sealedKey", .blob)
+                t.column("createdAt", .datetime).notNull()
+                t.column("activatedAt", .datetime)
+                t.column("retiredAt", .datetime)
+            }
+
+            try db.create(table: "session") { t in
+                // SHA-256 of the bearer token: the token itself is never stored.
+                t.primaryKey("tokenHash", .blob)
+                t.belongsTo("user", onDelete: .cascade).notNull()
+                t.column("createdAt", .datetime).notNull()
+                t.column("expiresAt", .datetime).notNull()
+                t.column("revokedAt", .datetime)
+            }
+
+            try db.create(table: "auditEvent") { t in
+                t.autoIncrementedPrimaryKey("id")
+                // No foreign keys: the log outlives the users, rooms and locks it mentions.
+                t.column("companyId", .text).notNull()
+                t.column("at", .datetime).notNull()
+                t.column("actorId", .text)
+                t.column("action", .text).notNull()
+                t.column("lockId", .text)
+                t.column("roomId", .text)
+                t.column("subjectId", .text)
+                t.column("outcome", .text).notNull()
+                t.column("reason", .text)
+            }
+            // Every audit filter of the API is a company prefix plus one column, read newest first by id.
+            try db.create(index: "auditEvent_company", on: "auditEvent", columns: ["companyId", "id"])
+            try db.create(index: "auditEvent_actor", on: "auditEvent", columns: ["companyId", "actorId", "id"])
+            try db.create(index: "auditEvent_subject", on: "auditEvent", columns: ["companyId", "subjectId", "id"])
+            try db.create(index: "auditEvent_lock", on: "auditEvent", columns: ["companyId", "lockId", "id"])
+            try db.create(index: "auditEvent_room", on: "auditEvent", columns: ["companyId", "roomId", "id"])
+            try db.create(index: "auditEvent_outcome", on: "auditEvent", columns: ["companyId", "outcome", "id"])
+            try db.create(index: "auditEvent_action", on: "auditEvent", columns: ["companyId", "action", "id"])
+            try db.create(index: "auditEvent_time", on: "auditEvent", columns: ["companyId", "at"])
+            // The log is append-only, enforced by the database itself.
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER auditEvent_noUpdate BEFORE UPDATE ON auditEvent
+                    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+                    CREATE TRIGGER auditEvent_noDelete BEFORE DELETE ON auditEvent
+                    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+                    """)
+        }
+        migrator.registerMigration("v2: server settings") { db in
+            try db.create(table: "setting") { t in
+                t.primaryKey("name", .text)
+                t.column("value", .text).notNull()
+            }
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+import UnlockITCore
+
+extension SQLiteStore {
+    public func createLock(_ lock: Lock) async throws {
+        try await pool.write { db in
+            guard try !LockRecord.exists(db, key: lock.id.rawValue) else { throw StoreError.lockIDTaken }
+            if let room = lock.roomID {
+                let inCompany = try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == lock.companyID.rawValue).fetchCount(db)
+                guard inCompany == 1 else { throw StoreError.notFound }
+            }
+            try LockRecord(lock).insert(db)
+        }
+    }
+
+    public func forgetLock(_ id: LockID, in company: CompanyID) async throws {
+        try await pool.write { db in
+            _ = try LockRecord.filter(
+                Column("id") == id.rawValue && Column("companyId") == company.rawValue && Column("state") == LockState.registered.rawValue
+            ).deleteAll(db)
+        }
+    }
+
+    public func lock(_ id: LockID, in company: CompanyID) async throws -> Lock? {
+        try await pool.read { db in
+            try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db)?.lock
+        }
+    }
+
+    public func locks(in company: CompanyID) async throws -> [Lock] {
+        try await pool.read { db in
+            try LockRecord.filter(Column("companyId") == company.rawValue).order(Column("name"), Column("id")).fetchAll(db).compactMap(\.lock)
+        }
+    }
+
+    public func unlockContext(_ id: LockID, in company: CompanyID) async throws -> (lock: Lock, room: Room?, sealedKey: [UInt8]?)? {
+        try await pool.read { db in
+            guard let record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db),
+                let lock = record.lock
+            else { return nil }
+            let room = try lock.roomID.flatMap { try Self.fetchRoom($0, in: company, db) }
+            return (lock, room, record.sealedKey.map { Array($0) })
+        }
+    }
+
+    public func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
+                throw StoreError.notFound
+            }
+            // Re-pairing an active lock (after a factory reset) replaces its key; a retired lock stays retired.
+            guard record.state != LockState.retired.rawValue else { throw StoreError.invalidLockState(.retired) }
+            record.state = LockState.active.rawValue
+            record.sealedKey = Data(sealedKey)
+            record.activatedAt = at
+            try record.update(db)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
+                throw StoreError.notFound
+            }
+            guard record.state != LockState.retired.rawValue else { throw StoreError.invalidLockState(.retired) }
+            // The key is destroyed with the lock's service life: a retired lock can never be opened again.
+            record.state = LockState.retired.rawValue
+            record.sealedKey = nil
+            record.retiredAt = at
+            record.online = false
+            try record.update(db)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func recordPresence(_ updates: [LockPresence]) async throws {
+        guard !updates.isEmpty else { return }
+        try await pool.write { db in
+            let statement = try db.cachedStatement(
+                sql:
+                    #"UPDATE "lock" SET online = ?, lastSeen = ?, firmwareVersion = COALESCE(?, firmwareVersion) WHERE id = ? AND state != 'retired'"#
+            )
+            for update in updates {
+                try statement.execute(arguments: [update.online, update.lastSeen, update.firmwareVersion, update.lock.rawValue])
+            }
+        }
+    }
+}

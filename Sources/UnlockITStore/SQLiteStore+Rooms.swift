@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+import UnlockITCore
+
+extension SQLiteStore {
+    public func createRoom(_ room: Room, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            try Self.requireUniqueName(room, db)
+            try RoomRecord(room).insert(db)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func room(_ id: RoomID, in company: CompanyID) async throws -> Room? {
+        try await pool.read { db in try Self.fetchRoom(id, in: company, db) }
+    }
+
+    public func rooms(in company: CompanyID) async throws -> [Room] {
+        try await pool.read { db in
+            let records = try RoomRecord.filter(Column("companyId") == company.rawValue).order(Column("name")).fetchAll(db)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT a.roomId, a.userId FROM roomAuthorization a JOIN room r ON r.id = a.roomId WHERE r.companyId = ?
+                    """, arguments: [company.rawValue])
+            var authorized: [String: Set<UserID>] = [:]
+            for row in rows { authorized[row["roomId"], default: []].insert(UserID(unchecked: row["userId"])) }
+            return records.map { $0.room(authorizedUsers: authorized[$0.id] ?? []) }
+        }
+    }
+
+    public func updateRoom(_ room: Room, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            guard var record = try RoomRecord.filter(Column("id") == room.id.rawValue && Column("companyId") == room.companyID.rawValue).fetchOne(db)
+            else { throw StoreError.notFound }
+            if record.name.lowercased() != room.name.lowercased() { try Self.requireUniqueName(room, db) }
+            record.name = room.name
+            record.description = room.description
+            record.type = room.type.rawValue
+            record.bookable = room.bookable
+            record.requiredLevel = room.requiredLevel
+            record.updatedAt = room.updatedAt
+            try record.update(db)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            guard try RoomRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1 else {
+                throw StoreError.notFound
+            }
+            let liveLocks = try LockRecord.filter(Column("roomId") == id.rawValue && Column("state") != LockState.retired.rawValue).fetchCount(db)
+            guard liveLocks == 0 else { throw StoreError.roomHasLocks }
+            _ = try RoomRecord.deleteOne(db, key: id.rawValue)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            // Both must be of the caller's company; anything else is reported as missing.
+            guard try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1,
+                try UserRecord.filter(Column("id") == user.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1
+            else { throw StoreError.notFound }
+            let record = RoomAuthorizationRecord(roomId: room.rawValue, userId: user.rawValue)
+            if authorized {
+                try record.insert(db, onConflict: .ignore)
+            } else {
+                try record.delete(db)
+            }
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    static func fetchRoom(_ id: RoomID, in company: CompanyID, _ db: Database) throws -> Room? {
+        guard let record = try RoomRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
+            return nil
+        }
+        let users = try String.fetchAll(db, sql: "SELECT userId FROM roomAuthorization WHERE roomId = ?", arguments: [id.rawValue])
+        return record.room(authorizedUsers: Set(users.map(UserID.init(unchecked:))))
+    }
+
+    private static func requireUniqueName(_ room: Room, _ db: Database) throws {
+        let clash = try RoomRecord.filter(Column("companyId") == room.companyID.rawValue && Column("name").collating(.nocase) == room.name)
+            .fetchCount(db)
+        guard clash == 0 else { throw StoreError.roomNameTaken }
+    }
+}

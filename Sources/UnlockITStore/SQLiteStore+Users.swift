@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import UnlockITCore
+
+extension SQLiteStore {
+    public func createCompany(_ company: Company, admin: User, passwordHash: String, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            guard try UserRecord.filter(Column("email") == admin.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
+            try CompanyRecord(company).insert(db)
+            try UserRecord(admin, passwordHash: passwordHash).insert(db)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func company(_ id: CompanyID) async throws -> Company? {
+        try await pool.read { db in try CompanyRecord.fetchOne(db, key: id.rawValue)?.company }
+    }
+
+    public func createUser(_ user: User, passwordHash: String?, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
+            try UserRecord(user, passwordHash: passwordHash).insert(db)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func createUsers(_ users: [(user: User, passwordHash: String?, audit: AuditEvent)]) async throws {
+        try await pool.write { db in
+            for (user, hash, audit) in users {
+                guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
+                try UserRecord(user, passwordHash: hash).insert(db)
+                try self.insertAudit(audit, db)
+            }
+        }
+    }
+
+    public func user(_ id: UserID) async throws -> User? {
+        try await pool.read { db in try UserRecord.fetchOne(db, key: id.rawValue)?.user }
+    }
+
+    public func user(_ id: UserID, in company: CompanyID) async throws -> User? {
+        try await pool.read { db in
+            try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db)?.user
+        }
+    }
+
+    public func credentials(email: String) async throws -> (user: User, passwordHash: String?)? {
+        try await pool.read { db in
+            guard let record = try UserRecord.filter(Column("email") == email).fetchOne(db) else { return nil }
+            return (record.user, record.passwordHash)
+        }
+    }
+
+    public func users(in company: CompanyID) async throws -> [User] {
+        try await pool.read { db in
+            try UserRecord.filter(Column("companyId") == company.rawValue).order(Column("email")).fetchAll(db).map(\.user)
+        }
+    }
+
+    public func updateUser(_ user: User, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            guard var record = try UserRecord.filter(Column("id") == user.id.rawValue && Column("companyId") == user.companyID.rawValue).fetchOne(db)
+            else { throw StoreError.notFound }
+            if record.email != user.email {
+                guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
+            }
+            record.email = user.email
+            record.name = user.name
+            record.role = user.role.rawValue
+            record.securityLevel = user.securityLevel
+            record.enabled = user.enabled
+            record.updatedAt = user.updatedAt
+            try record.update(db)
+            try Self.requireAnAdmin(in: user.companyID, db)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            let deleted = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).deleteAll(db)
+            guard deleted == 1 else { throw StoreError.notFound }
+            try Self.requireAnAdmin(in: company, db)
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    public func setPassword(_ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, audit: AuditEvent) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: #"UPDATE "user" SET passwordHash = ?, mustChangePassword = ?, updatedAt = ? WHERE id = ?"#,
+                arguments: [hash, mustChange, audit.at, id.rawValue])
+            guard db.changesCount == 1 else { throw StoreError.notFound }
+            // A new password ends every other session: whoever knew the old one is signed out.
+            try db.execute(
+                sql: #"UPDATE "session" SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL AND tokenHash IS NOT ?"#,
+                arguments: [audit.at, id.rawValue, keepSession.map { Data($0) }])
+            try self.insertAudit(audit, db)
+        }
+    }
+
+    /// Throws ``StoreError/lastAdmin`` (rolling back the transaction) if the company has no enabled admin left.
+    static func requireAnAdmin(in company: CompanyID, _ db: Database) throws {
+        let admins = try UserRecord.filter(
+            Column("companyId") == company.rawValue && Column("role") == Role.admin.rawValue && Column("enabled") == true
+        ).fetchCount(db)
+        guard admins > 0 else { throw StoreError.lastAdmin }
+    }
+}
