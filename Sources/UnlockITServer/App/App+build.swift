@@ -1,0 +1,90 @@
+import Foundation
+import Hummingbird
+import Logging
+import MQTT
+import NIOCore
+import UnlockITCore
+
+/// Assembles the server from its parts: the store, the broker link with its lock gateway, sign-in,
+/// and the HTTP routes. `serve` runs the result; tests run it with HummingbirdTesting.
+public enum UnlockITApp {
+    /// The pieces a running server is made of.
+    public struct Parts: Sendable {
+        public let configuration: ServerConfiguration
+        public let store: any Store
+        public let masterKey: MasterKey
+        public let clock: ServerClock
+        public let metrics: ServerMetrics
+        public let logger: Logger
+
+        public init(
+            configuration: ServerConfiguration, store: any Store, masterKey: MasterKey, clock: ServerClock = .system,
+            metrics: ServerMetrics = ServerMetrics(),
+            logger: Logger
+        ) {
+            self.configuration = configuration
+            self.store = store
+            self.masterKey = masterKey
+            self.clock = clock
+            self.metrics = metrics
+            self.logger = logger
+        }
+    }
+
+    /// Builds the application. Its service group runs the HTTP server and the MQTT link together
+    /// and shuts both down cleanly on SIGINT or SIGTERM.
+    public static func build(
+        _ parts: Parts, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws -> some ApplicationProtocol {
+        let configuration = parts.configuration
+        guard let address = BrokerAddress(configuration.mqttURL) else {
+            throw ServerConfiguration.ConfigurationError("\(configuration.mqttURL) is not a broker address like mqtt://127.0.0.1:1883")
+        }
+        let link = try BrokerLink(
+            address: address, username: configuration.mqttUsername, password: try configuration.resolvedMQTTPassword(), store: parts.store,
+            unlockTimeout: .milliseconds(Int64(configuration.unlockTimeout * 1000)), metrics: parts.metrics, logger: parts.logger)
+        let services = AppServices(
+            store: parts.store, clock: parts.clock,
+            hasher: PasswordHasher(cost: configuration.bcryptCost, concurrency: configuration.bcryptConcurrency),
+            signInLimiter: SignInLimiter(
+                perHour: configuration.signInFailuresPerHour, lockoutThreshold: configuration.lockoutThreshold,
+                lockoutSeconds: configuration.lockoutSeconds),
+            oidc: OIDCVerifier(issuers: configuration.oidcIssuers, clock: parts.clock, logger: parts.logger),
+            tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,
+            sealer: KeySealer(masterKey: parts.masterKey), metrics: parts.metrics, logger: parts.logger, brokerURL: configuration.mqttURL)
+        let router = buildRouter(services: services, brokerReady: { link.isReady })
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "unlockit"),
+            services: [link],
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.httpPort) },
+            logger: parts.logger)
+    }
+
+    static func buildRouter(services: AppServices, brokerReady: @escaping @Sendable () -> Bool) -> Router<AppContext> {
+        let router = Router(context: AppContext.self)
+        router.add(middleware: ProblemMiddleware(metrics: services.metrics))
+        OperationsController(services: services, brokerReady: brokerReady).addRoutes(to: router)
+
+        let api = router.group("api/v1")
+        let auth = AuthController(services: services)
+        let me = MeController(services: services)
+        auth.addRoutes(to: api)
+
+        // Reachable with an admin-given password that has not been changed yet.
+        let pending = api.group().add(middleware: AuthMiddleware(store: services.store, clock: services.clock, allowsPendingPasswordChange: true))
+        auth.addSignedInRoutes(to: pending)
+        me.addPasswordRoutes(to: pending)
+
+        let signedIn = api.group().add(middleware: AuthMiddleware(store: services.store, clock: services.clock))
+        me.addRoutes(to: signedIn)
+        UnlockController(services: services).addRoutes(to: signedIn)
+
+        let admin = signedIn.group().add(middleware: RequireAdmin())
+        UsersController(services: services).addRoutes(to: admin)
+        RoomsController(services: services).addRoutes(to: admin)
+        LocksController(services: services).addRoutes(to: admin)
+        AuditController(services: services).addRoutes(to: admin)
+        return router
+    }
+}

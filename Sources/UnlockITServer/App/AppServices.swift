@@ -1,0 +1,30 @@
+import Foundation
+import Logging
+import UnlockITCore
+
+/// What the controllers share: the store, the clock, sign-in machinery, the lock gateway.
+struct AppServices: Sendable {
+    let store: any Store
+    let clock: ServerClock
+    let hasher: PasswordHasher
+    let signInLimiter: SignInLimiter
+    let oidc: OIDCVerifier
+    let tokenLifetime: Int
+    let gateway: LockGateway
+    let accounts: BrokerAccounts
+    let sealer: KeySealer
+    let metrics: ServerMetrics
+    let logger: Logger
+    /// How locks reach the broker, for the credentials returned at registration.
+    let brokerURL: String
+
+    /// An audit event stamped with the current time.
+    func audit(
+        _ action: AuditAction, by actor: User?, company: CompanyID, outcome: AuditOutcome = .success, reason: String? = nil,
+        lock: LockID? = nil, room: RoomID? = nil, subject: UserID? = nil
+    ) -> AuditEvent {
+        AuditEvent(
+            companyID: company, at: clock.now(), actorID: actor?.id, action: action, lockID: lock, roomID: room, subjectID: subject,
+            outcome: outcome, reason: reason)
+    }
+}

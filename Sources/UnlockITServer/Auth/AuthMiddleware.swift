@@ -1,0 +1,46 @@
+import Foundation
+import Hummingbird
+import UnlockITCore
+
+/// Resolves `Authorization: Bearer <token>` to a signed-in user, or answers 401.
+///
+/// Unless `allowsPendingPasswordChange`, a user who still has an admin-given password is refused
+/// with 403 `password_change_required`: the server, not the client, enforces the first-login change.
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = AppContext
+    let store: any Store
+    let clock: ServerClock
+    var allowsPendingPasswordChange = false
+
+    func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
+        guard let token = request.headers.bearerToken, SessionTokens.isWellFormed(token) else { throw APIError.unauthenticated }
+        let hash = SessionTokens.hash(token)
+        guard let (session, user) = try await store.session(tokenHash: hash), session.isValid(at: clock.now()), user.enabled else {
+            throw APIError.unauthenticated
+        }
+        if user.mustChangePassword && !allowsPendingPasswordChange { throw APIError.passwordChangeRequired }
+        var context = context
+        context.identity = Identity(user: user, tokenHash: hash)
+        return try await next(request, context)
+    }
+}
+
+/// Admin-only routes: 403 `admin_required` for everyone else.
+struct RequireAdmin: RouterMiddleware {
+    typealias Context = AppContext
+
+    func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
+        guard try context.requireIdentity().user.role == .admin else { throw APIError.adminRequired }
+        return try await next(request, context)
+    }
+}
+
+extension HTTPFields {
+    /// The token of an `Authorization: Bearer …` header.
+    var bearerToken: String? {
+        guard let value = self[.authorization] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+}

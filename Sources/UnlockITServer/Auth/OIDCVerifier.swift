@@ -1,0 +1,146 @@
+import AsyncHTTPClient
+import Foundation
+import JWTKit
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Verifies OpenID Connect ID tokens against the configured issuers.
+///
+/// A token is accepted only if: its header names an allowed asymmetric algorithm; its `iss` is a
+/// configured issuer; its signature verifies with that issuer's JWKS; its `aud` contains the client id
+/// the caller named, and that client id is configured for the issuer; it has not expired (with 60 s
+/// of leeway) and was not issued in the future; and it carries an email the issuer says is verified.
+public final class OIDCVerifier: Sendable {
+    public struct VerifiedIdentity: Sendable, Equatable {
+        public let issuer: String
+        public let subject: String
+        public let email: String
+    }
+
+    public enum Failure: Error, Equatable {
+        case malformed
+        case unknownIssuer
+        case algorithmNotAllowed
+        case badSignature
+        case wrongAudience
+        case expired
+        case emailNotVerified
+        case keysUnavailable
+    }
+
+    struct Claims: JWTPayload {
+        var iss: IssuerClaim
+        var sub: SubjectClaim
+        var aud: AudienceClaim
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim?
+        var nbf: NotBeforeClaim?
+        var email: String?
+        var email_verified: BoolClaim?
+
+        /// Claims are checked by ``OIDCVerifier`` with the server's clock once the signature holds.
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    private struct Header: Decodable {
+        var alg: String
+    }
+
+    private final class Issuer: Sendable {
+        let configuration: ServerConfiguration.OIDCIssuer
+        let keys = Mutex<(collection: JWTKeyCollection, fetchedAt: Date)?>(nil)
+
+        init(configuration: ServerConfiguration.OIDCIssuer) { self.configuration = configuration }
+    }
+
+    private static let defaultAlgorithms = ["RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "EdDSA", "PS256", "PS384", "PS512"]
+    private let issuers: [String: Issuer]
+    private let clock: ServerClock
+    private let logger: Logger
+
+    public init(issuers: [ServerConfiguration.OIDCIssuer], clock: ServerClock, logger: Logger) {
+        var table: [String: Issuer] = [:]
+        for issuer in issuers { table[issuer.issuer] = Issuer(configuration: issuer) }
+        self.issuers = table
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public var isConfigured: Bool { !issuers.isEmpty }
+
+    public func verify(idToken: String, clientID: String) async throws(Failure) -> VerifiedIdentity {
+        let parts = idToken.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, idToken.utf8.count <= 16 * 1024,
+            let headerData = Self.base64URLDecode(parts[0]),
+            let header = try? JSONDecoder().decode(Header.self, from: headerData)
+        else { throw .malformed }
+
+        // The issuer is read unverified only to choose whose keys to verify with; it is checked again below.
+        let unverified: Claims
+        do {
+            unverified = try DefaultJWTParser().parse([UInt8](idToken.utf8), as: Claims.self).payload
+        } catch {
+            throw .malformed
+        }
+        guard let issuer = issuers[unverified.iss.value] else { throw .unknownIssuer }
+        let allowed = issuer.configuration.algorithms ?? Self.defaultAlgorithms
+        guard allowed.contains(header.alg), !header.alg.hasPrefix("HS"), header.alg.lowercased() != "none" else {
+            throw .algorithmNotAllowed
+        }
+
+        let collection = try await keys(for: issuer)
+        let claims: Claims
+        do {
+            claims = try await collection.verify(idToken, as: Claims.self)
+        } catch {
+            throw .badSignature
+        }
+
+        guard claims.iss.value == issuer.configuration.issuer else { throw .unknownIssuer }
+        guard issuer.configuration.clientIDs.contains(clientID), claims.aud.value.contains(clientID) else { throw .wrongAudience }
+        let now = clock.now()
+        let leeway: TimeInterval = 60
+        guard claims.exp.value.addingTimeInterval(leeway) > now else { throw .expired }
+        if let nbf = claims.nbf, nbf.value.addingTimeInterval(-leeway) > now { throw .expired }
+        if let iat = claims.iat, iat.value.addingTimeInterval(-leeway) > now { throw .expired }
+        guard let email = claims.email, claims.email_verified?.value == true else { throw .emailNotVerified }
+        return VerifiedIdentity(issuer: claims.iss.value, subject: claims.sub.value, email: email)
+    }
+
+    /// The issuer's keys, loaded from its JWKS file or URL and refreshed hourly.
+    private func keys(for issuer: Issuer) async throws(Failure) -> JWTKeyCollection {
+        let now = clock.now()
+        if let cached = issuer.keys.withLock({ $0 }), now.timeIntervalSince(cached.fetchedAt) < 3600 { return cached.collection }
+        let json: String
+        do {
+            if let file = issuer.configuration.jwksFile {
+                json = try String(contentsOfFile: file, encoding: .utf8)
+            } else if let url = issuer.configuration.jwksURL {
+                var request = HTTPClientRequest(url: url)
+                request.method = .GET
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                guard response.status == .ok else { throw Failure.keysUnavailable }
+                json = String(buffer: try await response.body.collect(upTo: 1024 * 1024))
+            } else {
+                throw Failure.keysUnavailable
+            }
+            let collection = JWTKeyCollection()
+            try await collection.add(jwksJSON: json)
+            issuer.keys.withLock { $0 = (collection, now) }
+            return collection
+        } catch {
+            logger.error("could not load the issuer's keys", metadata: ["issuer": "\(issuer.configuration.issuer)"])
+            // Keep using keys we already have rather than locking everybody out.
+            if let cached = issuer.keys.withLock({ $0 }) { return cached.collection }
+            throw .keysUnavailable
+        }
+    }
+
+    static func base64URLDecode(_ text: Substring) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.utf8.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}

@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+import HummingbirdBcrypt
+import NIOPosix
+import Synchronization
+
+/// bcrypt off the event loops, on NIO's thread pool, with a bound on how many run at once.
+///
+/// At cost 12 one hash takes about a third of a second of CPU; unbounded, a storm of sign-ins would
+/// take every core from the unlocks. The password is first reduced with SHA-256 (base64, 44 bytes)
+/// because bcrypt silently ignores everything after its 72nd byte, and passwords here may be 128
+/// characters of any script.
+public final class PasswordHasher: Sendable {
+    let cost: Int
+    private let limiter: AsyncLimiter
+    private let pool: NIOThreadPool
+    private let dummy = Mutex<String?>(nil)
+
+    public init(cost: Int, concurrency: Int, pool: NIOThreadPool = .singleton) {
+        self.cost = cost
+        self.limiter = AsyncLimiter(limit: concurrency)
+        self.pool = pool
+    }
+
+    public func hash(_ password: String) async throws -> String {
+        let input = Self.prehash(password)
+        let cost = UInt8(self.cost)
+        return try await limiter.run {
+            try await pool.runIfActive { Bcrypt.hash(input, cost: cost) }
+        }
+    }
+
+    public func verify(_ password: String, hash: String) async throws -> Bool {
+        let input = Self.prehash(password)
+        return try await limiter.run {
+            try await pool.runIfActive { Bcrypt.verify(input, hash: hash) }
+        }
+    }
+
+    /// Verifies against a throwaway hash of the same cost: a sign-in for an account that does not
+    /// exist (or has no password) costs as much time as a wrong password, so timing reveals nothing.
+    public func verifyNothing(_ password: String) async throws {
+        let existing = dummy.withLock { $0 }
+        let hash: String
+        if let existing {
+            hash = existing
+        } else {
+            hash = try await self.hash("unlockit timing equaliser")
+            dummy.withLock { $0 = hash }
+        }
+        _ = try await verify(password, hash: hash)
+    }
+
+    static func prehash(_ password: String) -> String {
+        Data(SHA256.hash(data: Array(password.utf8))).base64EncodedString()
+    }
+}

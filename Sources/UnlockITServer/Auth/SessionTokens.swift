@@ -1,0 +1,26 @@
+import Crypto
+import Foundation
+
+/// Opaque bearer tokens: 256 random bits, base64url, with a recognisable prefix. The server stores
+/// only their SHA-256, so a copy of the database signs nobody in.
+public enum SessionTokens {
+    static let prefix = "uit_"
+
+    public static func generate() -> String {
+        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        return prefix
+            + bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
+
+    /// Cheap shape check before any lookup: prefix and 43 base64url characters.
+    static func isWellFormed(_ token: String) -> Bool {
+        guard token.hasPrefix(prefix), token.utf8.count == prefix.utf8.count + 43 else { return false }
+        return token.utf8.dropFirst(prefix.utf8.count).allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import LockProtocol
+import Logging
+import MQTT
+import Synchronization
+import UnlockITCore
+
+/// Lock accounts on the broker, through mosquitto's dynamic-security plugin.
+///
+/// Every lock gets its own MQTT user (its device id, bound to that client id) and a role that allows
+/// exactly three things: subscribing to its own `cmd` topic and publishing to its own `evt` and
+/// `status` topics. Commands go to `$CONTROL/dynamic-security/v1` as the JSON `mosquitto_ctrl` sends;
+/// answers come back on `…/response`, matched by correlation data.
+public final class BrokerAccounts: Sendable {
+    public static let controlTopic = "$CONTROL/dynamic-security/v1"
+    public static let responseTopic = "$CONTROL/dynamic-security/v1/response"
+    /// The role the server's own account is given: publish commands to every lock.
+    public static let serverRole = "unlockit-server"
+
+    public enum AccountError: Error, CustomStringConvertible {
+        case brokerUnavailable
+        case timedOut
+        case refused(command: String, error: String)
+
+        public var description: String {
+            switch self {
+            case .brokerUnavailable: "the MQTT broker is not reachable"
+            case .timedOut: "the broker's dynamic-security plugin did not answer"
+            case .refused(let command, let error): "the broker refused \(command): \(error)"
+            }
+        }
+    }
+
+    struct Command: Encodable {
+        var command: String
+        var username: String?
+        var password: String?
+        var clientid: String?
+        var rolename: String?
+        var textname: String?
+        var acls: [ACL]?
+        var roles: [RoleRef]?
+        var acltype: String?
+        var topic: String?
+        var allow: Bool?
+        var priority: Int?
+        var correlationData: String?
+
+        init(command: String) { self.command = command }
+    }
+
+    struct ACL: Encodable {
+        var acltype: String
+        var topic: String
+        var allow: Bool
+        var priority: Int = 0
+    }
+
+    struct RoleRef: Codable {
+        var rolename: String
+        var priority: Int?
+    }
+
+    struct Response: Decodable, Sendable {
+        var command: String
+        var error: String?
+        var correlationData: String?
+        var data: ResponseData?
+    }
+
+    struct ResponseData: Decodable, Sendable {
+        struct Client: Decodable, Sendable { var roles: [RoleRef]? }
+        var client: Client?
+    }
+
+    private struct Envelope: Decodable { var responses: [Response] }
+
+    private let link: any CommandLink
+    private let pending = Mutex<[String: CheckedContinuation<[Response], any Error>]>([:])
+    private let timeout: Duration
+    private let logger: Logger
+
+    init(link: any CommandLink, timeout: Duration = .seconds(5), logger: Logger) {
+        self.link = link
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    static func lockRole(_ lock: LockID) -> String { "unlockit-lock-\(lock.rawValue)" }
+
+    /// Creates the lock's broker account with the given password. An account left over from an earlier
+    /// registration of the same device id (the database forgot it, the broker did not) is replaced.
+    public func createLockAccount(_ lock: LockID, password: String) async throws {
+        let role = Self.lockRole(lock)
+        var createRole = Command(command: "createRole")
+        createRole.rolename = role
+        createRole.textname = "UnlockIT lock \(lock)"
+        createRole.acls = [
+            ACL(acltype: "subscribeLiteral", topic: Topics.command(lock), allow: true),
+            ACL(acltype: "publishClientSend", topic: Topics.event(lock), allow: true),
+            ACL(acltype: "publishClientSend", topic: Topics.status(lock), allow: true),
+        ]
+        var createClient = Command(command: "createClient")
+        createClient.username = lock.rawValue
+        createClient.clientid = lock.rawValue
+        createClient.password = password
+        createClient.textname = "UnlockIT lock \(lock)"
+        createClient.roles = [RoleRef(rolename: role)]
+
+        let responses = try await run([createRole, createClient])
+        if responses.contains(where: { $0.error?.contains("already exists") == true }) {
+            logger.warning("replacing a stale broker account", metadata: ["lock": "\(lock)"])
+            try await deleteLockAccount(lock)
+            try Self.check(try await run([createRole, createClient]))
+        } else {
+            try Self.check(responses)
+        }
+    }
+
+    /// Deletes the lock's account and role; the broker disconnects the lock if it is connected.
+    public func deleteLockAccount(_ lock: LockID) async throws {
+        var deleteClient = Command(command: "deleteClient")
+        deleteClient.username = lock.rawValue
+        var deleteRole = Command(command: "deleteRole")
+        deleteRole.rolename = Self.lockRole(lock)
+        let responses = try await run([deleteClient, deleteRole])
+        // Already gone is as good as deleted.
+        try Self.check(responses.filter { $0.error?.contains("not found") != true })
+    }
+
+    /// Gives the server's own account the right to send commands to every lock. Idempotent: it looks
+    /// first, because mosquitto 2.0 answers a repeated addClientRole with "Internal error".
+    public func ensureServerRole(username: String) async throws {
+        var getClient = Command(command: "getClient")
+        getClient.username = username
+        let current = try await run([getClient])
+        try Self.check(current)
+        let roles = current.first?.data?.client?.roles ?? []
+        guard !roles.contains(where: { $0.rolename == Self.serverRole }) else { return }
+
+        var createRole = Command(command: "createRole")
+        createRole.rolename = Self.serverRole
+        createRole.textname = "UnlockIT server"
+        createRole.acls = [ACL(acltype: "publishClientSend", topic: Topics.allCommands, allow: true)]
+        var addRole = Command(command: "addClientRole")
+        addRole.username = username
+        addRole.rolename = Self.serverRole
+        let responses = try await run([createRole, addRole])
+        try Self.check(responses.filter { $0.error != "Role already exists" })
+    }
+
+    private static func check(_ responses: [Response]) throws {
+        if let failed = responses.first(where: { $0.error != nil }) {
+            throw AccountError.refused(command: failed.command, error: failed.error ?? "")
+        }
+    }
+
+    /// Sends the commands in one control message and waits for the broker's answers.
+    func run(_ commands: [Command]) async throws -> [Response] {
+        guard link.isConnected else { throw AccountError.brokerUnavailable }
+        let batch = UUID().uuidString
+        var tagged = commands
+        for index in tagged.indices { tagged[index].correlationData = "\(batch)/\(index)" }
+        struct Message: Encodable { var commands: [Command] }
+        let payload = Array(try JSONEncoder().encode(Message(commands: tagged)))
+        let timeout = self.timeout
+        return try await withThrowingTaskGroup(of: [Response].self) { group in
+            group.addTask {
+                try await withCheckedThrowingContinuation { continuation in
+                    self.pending.withLock { $0[batch] = continuation }
+                    do {
+                        try self.link.publish(topic: Self.controlTopic, payload: payload, qos: .atLeastOnce, retain: false)
+                    } catch {
+                        self.pending.withLock { $0.removeValue(forKey: batch) }?.resume(throwing: AccountError.brokerUnavailable)
+                    }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                self.pending.withLock { $0.removeValue(forKey: batch) }?.resume(throwing: AccountError.timedOut)
+                throw AccountError.timedOut
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    /// Handles a message on ``responseTopic`` (MQTT event loop thread).
+    public func handle(_ message: MQTTMessage) {
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(message.payload)),
+            let batch = envelope.responses.first?.correlationData?.split(separator: "/").first.map(String.init)
+        else {
+            logger.warning("could not read a dynamic-security response")
+            return
+        }
+        pending.withLock { $0.removeValue(forKey: batch) }?.resume(returning: envelope.responses)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import LockProtocol
+import Logging
+import MQTT
+import ServiceLifecycle
+import Synchronization
+import UnlockITCore
+
+/// The server's MQTT connection as a service of the server's service group: it connects (and keeps
+/// reconnecting), hands lock messages to the ``LockGateway`` and control answers to ``BrokerAccounts``,
+/// writes presence changes to the store, and disconnects cleanly on shutdown.
+public final class BrokerLink: Service, Sendable {
+    public let client: MQTTClient
+    public let gateway: LockGateway
+    public let accounts: BrokerAccounts
+    /// Connected, and the server's broker role is in place: commands will reach the locks.
+    private let readyFlag = Flag()
+    private let store: any Store
+    private let username: String
+    private let logger: Logger
+
+    public init(
+        address: BrokerAddress, username: String, password: String, store: any Store, unlockTimeout: Duration, metrics: ServerMetrics,
+        logger: Logger
+    ) throws {
+        let configuration = MQTTClientConfiguration(
+            host: address.host, port: address.port,
+            // Unique per process, so that a second server instance never takes over this one's session.
+            clientID: "unlockit-server-\(UUID().uuidString.prefix(8).lowercased())",
+            username: username, password: password, keepAlive: 5, cleanSession: true,
+            subscriptions: [Topics.allEvents, Topics.allStatuses, BrokerAccounts.responseTopic])
+        let router = Router()
+        let readyFlag = self.readyFlag
+        client = try MQTTClient(
+            configuration: configuration, delivery: .handler { router.route($0) }, logger: logger,
+            onConnectionEvent: { router.connectionChanged($0) })
+        gateway = LockGateway(link: client, timeout: unlockTimeout, metrics: metrics, logger: logger)
+        accounts = BrokerAccounts(link: client, logger: logger)
+        router.attach(
+            gateway: gateway, accounts: accounts,
+            onConnectionChange: { [username, logger, accounts] connected in
+                readyFlag.set(false)
+                guard connected else { return }
+                // Every (re)connect: make sure the server may still command the locks (idempotent).
+                Task {
+                    do {
+                        try await accounts.ensureServerRole(username: username)
+                        readyFlag.set(true)
+                        logger.info("connected to the MQTT broker")
+                    } catch {
+                        logger.error("could not set up the server's broker role", metadata: ["error": "\(error)"])
+                    }
+                }
+            })
+        self.store = store
+        self.username = username
+        self.logger = logger
+    }
+
+    /// Whether unlocks can reach the locks now.
+    public var isReady: Bool { readyFlag.value && client.isConnected }
+
+    public func run() async throws {
+        client.start()
+        logger.info("connecting to the MQTT broker", metadata: ["broker": "\(client.configuration.host):\(client.configuration.port)"])
+        // Persist presence changes once a second until shutdown.
+        await withGracefulShutdownHandler {
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                try? await Task.sleep(for: .seconds(1))
+                await flushPresence()
+            }
+        } onGracefulShutdown: {
+        }
+        await flushPresence()
+        await client.shutdown()
+        logger.info("disconnected from the MQTT broker")
+    }
+
+    private func flushPresence() async {
+        let changes = gateway.takePresenceChanges()
+        guard !changes.isEmpty else { return }
+        do {
+            try await store.recordPresence(changes)
+        } catch {
+            logger.error("could not record lock presence", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// A boolean shared between threads.
+private final class Flag: Sendable {
+    private let storage = Atomic<Bool>(false)
+    var value: Bool { storage.load(ordering: .sequentiallyConsistent) }
+    func set(_ value: Bool) { storage.store(value, ordering: .sequentiallyConsistent) }
+}
+
+/// Routes the MQTT client's callbacks (on its event loop thread) to their handlers.
+private final class Router: Sendable {
+    private struct Targets: Sendable {
+        let gateway: LockGateway
+        let accounts: BrokerAccounts
+        let onConnectionChange: @Sendable (Bool) -> Void
+    }
+
+    private let targets = Mutex<Targets?>(nil)
+
+    func attach(gateway: LockGateway, accounts: BrokerAccounts, onConnectionChange: @escaping @Sendable (Bool) -> Void) {
+        targets.withLock { $0 = Targets(gateway: gateway, accounts: accounts, onConnectionChange: onConnectionChange) }
+    }
+
+    func route(_ message: MQTTMessage) {
+        guard let targets = targets.withLock({ $0 }) else { return }
+        if message.topic == BrokerAccounts.responseTopic {
+            targets.accounts.handle(message)
+        } else {
+            targets.gateway.handle(message)
+        }
+    }
+
+    func connectionChanged(_ event: MQTTConnectionEvent) {
+        guard let targets = targets.withLock({ $0 }) else { return }
+        switch event {
+        case .connected:
+            targets.gateway.brokerConnectionChanged(connected: true)
+            targets.onConnectionChange(true)
+        case .disconnected, .refused:
+            targets.gateway.brokerConnectionChanged(connected: false)
+            targets.onConnectionChange(false)
+        }
+    }
+}

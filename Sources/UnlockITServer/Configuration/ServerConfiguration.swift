@@ -1,0 +1,194 @@
+import Foundation
+
+/// Everything the server can be told, from an optional JSON file and then the environment
+/// (`UNLOCKIT_…` variables win). See docs/operations.md for the full list.
+public struct ServerConfiguration: Sendable, Equatable {
+    public var databasePath = "unlockit.sqlite"
+    public var httpHost = "127.0.0.1"
+    /// 0 picks a free port (the server logs the one it bound).
+    public var httpPort = 8080
+    public var mqttURL = "mqtt://127.0.0.1:1883"
+    public var mqttUsername = "unlockit-server"
+    public var mqttPassword: String?
+    public var mqttPasswordFile: String?
+    /// The master key itself (64 hex digits or base64); environment only, never in a file of settings.
+    public var masterKey: String?
+    /// Where the master key lives; created (0600) on first start. Defaults to `master.key` beside the database.
+    public var masterKeyFile: String?
+    /// Seconds a session token stays valid.
+    public var tokenLifetime = 8 * 3600
+    public var bcryptCost = 12
+    /// How many bcrypt hashes may run at once: sign-in storms must not starve unlocks.
+    public var bcryptConcurrency = 1
+    /// Seconds to wait for a lock's answer.
+    public var unlockTimeout = 3.0
+    public var signInFailuresPerHour = 100
+    /// Consecutive failures that lock an account for ``lockoutSeconds``.
+    public var lockoutThreshold = 5
+    public var lockoutSeconds = 60
+    public var oidcIssuers: [OIDCIssuer] = []
+    public var logLevel = "info"
+
+    /// An OpenID Connect issuer whose ID tokens may sign users in.
+    public struct OIDCIssuer: Sendable, Equatable, Codable {
+        /// The `iss` claim, exactly.
+        public var issuer: String
+        /// Accepted `aud` values: the client ids of UnlockIT at this issuer.
+        public var clientIDs: [String]
+        /// A JWKS file, or
+        public var jwksFile: String?
+        /// a JWKS URL (fetched at start and refreshed hourly).
+        public var jwksURL: String?
+        /// Accepted signature algorithms; `none` and HMAC are never accepted.
+        public var algorithms: [String]?
+
+        public init(issuer: String, clientIDs: [String], jwksFile: String? = nil, jwksURL: String? = nil, algorithms: [String]? = nil) {
+            self.issuer = issuer
+            self.clientIDs = clientIDs
+            self.jwksFile = jwksFile
+            self.jwksURL = jwksURL
+            self.algorithms = algorithms
+        }
+    }
+
+    public init() {}
+
+    public struct ConfigurationError: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The file's settings (if any), overridden by the environment, then validated.
+    public static func load(file: String?, environment: [String: String]) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError("cannot read \(file)") }
+            try configuration.apply(file: data, name: file)
+        }
+        try configuration.apply(environment: environment)
+        try configuration.validate()
+        return configuration
+    }
+
+    private struct FileSettings: Decodable {
+        var databasePath: String?
+        var httpHost: String?
+        var httpPort: Int?
+        var mqttURL: String?
+        var mqttUsername: String?
+        var mqttPasswordFile: String?
+        var masterKeyFile: String?
+        var tokenLifetime: Int?
+        var bcryptCost: Int?
+        var bcryptConcurrency: Int?
+        var unlockTimeout: Double?
+        var signInFailuresPerHour: Int?
+        var lockoutThreshold: Int?
+        var lockoutSeconds: Int?
+        var oidcIssuers: [OIDCIssuer]?
+        var logLevel: String?
+
+        static let keys: Set<String> = [
+            "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
+            "bcryptCost", "bcryptConcurrency", "unlockTimeout", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
+            "oidcIssuers", "logLevel",
+        ]
+    }
+
+    mutating func apply(file data: Data, name: String) throws {
+        // Secrets (passwords, the master key) are not accepted in the settings file: files are copied around.
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ConfigurationError("\(name) is not a JSON object")
+        }
+        if let unknown = object.keys.sorted().first(where: { !FileSettings.keys.contains($0) }) {
+            throw ConfigurationError("\(name): unknown setting \"\(unknown)\"")
+        }
+        let settings: FileSettings
+        do {
+            settings = try JSONDecoder().decode(FileSettings.self, from: data)
+        } catch {
+            throw ConfigurationError("\(name): \(error)")
+        }
+        databasePath = settings.databasePath ?? databasePath
+        httpHost = settings.httpHost ?? httpHost
+        httpPort = settings.httpPort ?? httpPort
+        mqttURL = settings.mqttURL ?? mqttURL
+        mqttUsername = settings.mqttUsername ?? mqttUsername
+        mqttPasswordFile = settings.mqttPasswordFile ?? mqttPasswordFile
+        masterKeyFile = settings.masterKeyFile ?? masterKeyFile
+        tokenLifetime = settings.tokenLifetime ?? tokenLifetime
+        bcryptCost = settings.bcryptCost ?? bcryptCost
+        bcryptConcurrency = settings.bcryptConcurrency ?? bcryptConcurrency
+        unlockTimeout = settings.unlockTimeout ?? unlockTimeout
+        signInFailuresPerHour = settings.signInFailuresPerHour ?? signInFailuresPerHour
+        lockoutThreshold = settings.lockoutThreshold ?? lockoutThreshold
+        lockoutSeconds = settings.lockoutSeconds ?? lockoutSeconds
+        oidcIssuers = settings.oidcIssuers ?? oidcIssuers
+        logLevel = settings.logLevel ?? logLevel
+    }
+
+    mutating func apply(environment: [String: String]) throws {
+        func int(_ name: String) throws -> Int? {
+            guard let text = environment[name] else { return nil }
+            guard let value = Int(text) else { throw ConfigurationError("\(name) must be a whole number") }
+            return value
+        }
+        databasePath = environment["UNLOCKIT_DATABASE"] ?? databasePath
+        httpHost = environment["UNLOCKIT_HTTP_HOST"] ?? httpHost
+        httpPort = try int("UNLOCKIT_HTTP_PORT") ?? httpPort
+        mqttURL = environment["UNLOCKIT_MQTT_URL"] ?? mqttURL
+        mqttUsername = environment["UNLOCKIT_MQTT_USERNAME"] ?? mqttUsername
+        mqttPassword = environment["UNLOCKIT_MQTT_PASSWORD"] ?? mqttPassword
+        mqttPasswordFile = environment["UNLOCKIT_MQTT_PASSWORD_FILE"] ?? mqttPasswordFile
+        masterKey = environment["UNLOCKIT_MASTER_KEY"] ?? masterKey
+        masterKeyFile = environment["UNLOCKIT_MASTER_KEY_FILE"] ?? masterKeyFile
+        tokenLifetime = try int("UNLOCKIT_TOKEN_LIFETIME") ?? tokenLifetime
+        bcryptCost = try int("UNLOCKIT_BCRYPT_COST") ?? bcryptCost
+        bcryptConcurrency = try int("UNLOCKIT_BCRYPT_CONCURRENCY") ?? bcryptConcurrency
+        if let text = environment["UNLOCKIT_UNLOCK_TIMEOUT"] {
+            guard let value = Double(text) else { throw ConfigurationError("UNLOCKIT_UNLOCK_TIMEOUT must be a number of seconds") }
+            unlockTimeout = value
+        }
+        logLevel = environment["UNLOCKIT_LOG_LEVEL"] ?? logLevel
+        if let text = environment["UNLOCKIT_OIDC_ISSUERS"] {
+            do {
+                oidcIssuers = try JSONDecoder().decode([OIDCIssuer].self, from: Data(text.utf8))
+            } catch {
+                throw ConfigurationError("UNLOCKIT_OIDC_ISSUERS must be a JSON array of issuers: \(error)")
+            }
+        }
+    }
+
+    func validate() throws {
+        guard (0...65535).contains(httpPort) else { throw ConfigurationError("the HTTP port must be 0–65535") }
+        guard (12...31).contains(bcryptCost) else { throw ConfigurationError("the bcrypt cost must be 12–31") }
+        guard (1...64).contains(bcryptConcurrency) else { throw ConfigurationError("the bcrypt concurrency must be 1–64") }
+        guard (60...30 * 86400).contains(tokenLifetime) else { throw ConfigurationError("the token lifetime must be 60 s to 30 days") }
+        guard (0.1...60).contains(unlockTimeout) else { throw ConfigurationError("the unlock timeout must be 0.1–60 s") }
+        guard signInFailuresPerHour >= 1, lockoutThreshold >= 1, lockoutSeconds >= 1 else {
+            throw ConfigurationError("sign-in limits must be positive")
+        }
+        guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(logLevel) else {
+            throw ConfigurationError("unknown log level \(logLevel)")
+        }
+        for issuer in oidcIssuers {
+            guard !issuer.clientIDs.isEmpty, (issuer.jwksFile == nil) != (issuer.jwksURL == nil) else {
+                throw ConfigurationError("OIDC issuer \(issuer.issuer) needs client ids and exactly one of jwksFile or jwksURL")
+            }
+        }
+    }
+
+    /// The broker password from the environment or its file.
+    public func resolvedMQTTPassword() throws -> String {
+        if let mqttPassword { return mqttPassword }
+        guard let file = mqttPasswordFile else { throw ConfigurationError("set UNLOCKIT_MQTT_PASSWORD or UNLOCKIT_MQTT_PASSWORD_FILE") }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read \(file)") }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    public var resolvedMasterKeyFile: String {
+        masterKeyFile
+            ?? ((databasePath as NSString).deletingLastPathComponent.isEmpty
+                ? "master.key" : (databasePath as NSString).deletingLastPathComponent + "/master.key")
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Hummingbird
+import UnlockITCore
+
+/// Sign-in (password and OpenID Connect) and sign-out.
+struct AuthController {
+    let services: AppServices
+
+    struct PasswordSignIn: RequestBody {
+        var email: String
+        var password: String
+        static let fields: Set<String> = ["email", "password"]
+    }
+
+    struct OIDCSignIn: RequestBody {
+        var clientID: String
+        var idToken: String
+        static let fields: Set<String> = ["clientID", "idToken"]
+    }
+
+    /// The tutorial's `{chatterID, lifetime}`, here `{token, lifetime}`.
+    struct SignedIn: ResponseCodable {
+        var token: String
+        /// Seconds the token stays valid.
+        var lifetime: Int
+        var expiresAt: Date
+        var mustChangePassword: Bool
+        var user: UserResponse
+    }
+
+    func addRoutes(to group: RouterGroup<AppContext>) {
+        group.post("auth/sign-in", use: signIn)
+        group.post("auth/oidc", use: oidcSignIn)
+    }
+
+    func addSignedInRoutes(to group: RouterGroup<AppContext>) {
+        group.post("auth/sign-out", use: signOut)
+    }
+
+    @Sendable func signIn(request: Request, context: AppContext) async throws -> SignedIn {
+        let body = try await request.decodeStrict(PasswordSignIn.self, context: context)
+        let now = services.clock.now()
+        // Every failure below answers the same 401 after the same bcrypt work: a wrong email, a wrong
+        // password, an account over its hourly limit and a locked-out account look alike.
+        guard let email = Validation.email(body.email), body.password.utf8.count <= 1024 else {
+            try await services.hasher.verifyNothing(body.password)
+            throw APIError.invalidCredentials
+        }
+        guard services.signInLimiter.allows(email, now: now) else {
+            try await services.hasher.verifyNothing(body.password)
+            services.metrics.signIn(outcome: "throttled")
+            if let (user, _) = try await services.store.credentials(email: email) {
+                try await services.store.append(
+                    services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: "throttled", subject: user.id))
+            }
+            throw APIError.invalidCredentials
+        }
+        guard let (user, hash) = try await services.store.credentials(email: email), let hash else {
+            try await services.hasher.verifyNothing(body.password)
+            services.signInLimiter.recordFailure(email, now: now)
+            services.metrics.signIn(outcome: "failure")
+            throw APIError.invalidCredentials
+        }
+        guard try await services.hasher.verify(body.password, hash: hash) else {
+            services.signInLimiter.recordFailure(email, now: now)
+            services.metrics.signIn(outcome: "failure")
+            try await services.store.append(
+                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: "wrong_password", subject: user.id))
+            throw APIError.invalidCredentials
+        }
+        services.signInLimiter.recordSuccess(email)
+        return try await startSession(for: user, method: "password")
+    }
+
+    @Sendable func oidcSignIn(request: Request, context: AppContext) async throws -> SignedIn {
+        let body = try await request.decodeStrict(OIDCSignIn.self, context: context)
+        let identity: OIDCVerifier.VerifiedIdentity
+        do {
+            identity = try await services.oidc.verify(idToken: body.idToken, clientID: body.clientID)
+        } catch {
+            services.metrics.signIn(outcome: "id_token_invalid")
+            var problem = APIError.idTokenInvalid
+            problem.reason = "\(error)"
+            throw problem
+        }
+        guard let email = Validation.email(identity.email), let (user, _) = try await services.store.credentials(email: email) else {
+            services.metrics.signIn(outcome: "no_account")
+            throw APIError.noAccount
+        }
+        return try await startSession(for: user, method: "oidc")
+    }
+
+    private func startSession(for user: User, method: String) async throws -> SignedIn {
+        guard user.enabled else {
+            try await services.store.append(
+                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: "user_disabled", subject: user.id))
+            services.metrics.signIn(outcome: "user_disabled")
+            throw APIError(.forbidden, code: "user_disabled", title: "This account is disabled")
+        }
+        let token = SessionTokens.generate()
+        let now = services.clock.now()
+        let session = Session(
+            tokenHash: SessionTokens.hash(token), userID: user.id, createdAt: now,
+            expiresAt: now.addingTimeInterval(TimeInterval(services.tokenLifetime)))
+        try await services.store.createSession(session)
+        try await services.store.append(services.audit(.signIn, by: user, company: user.companyID, reason: method, subject: user.id))
+        services.metrics.signIn(outcome: "success")
+        return SignedIn(
+            token: token, lifetime: services.tokenLifetime, expiresAt: session.expiresAt, mustChangePassword: user.mustChangePassword,
+            user: UserResponse(user))
+    }
+
+    @Sendable func signOut(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
+        let identity = try context.requireIdentity()
+        try await services.store.revokeSession(tokenHash: identity.tokenHash, at: services.clock.now())
+        try await services.store.append(
+            services.audit(.signOut, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
+        return .noContent
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import Hummingbird
+import LockProtocol
+import Logging
+import UnlockITCore
+
+/// Admin: register, activate, list, show and retire the company's locks.
+struct LocksController {
+    let services: AppServices
+
+    struct Register: RequestBody {
+        var id: String
+        var name: String
+        var roomId: String
+        static let fields: Set<String> = ["id", "name", "roomId"]
+    }
+
+    struct Activate: RequestBody {
+        var setupCode: String
+        static let fields: Set<String> = ["setupCode"]
+    }
+
+    /// The lock's broker account. The password is shown once, here, and never again.
+    struct BrokerCredentials: Codable, Sendable {
+        var broker: String
+        var username: String
+        var password: String
+    }
+
+    struct Registered: ResponseCodable {
+        var lock: LockResponse
+        var mqtt: BrokerCredentials
+    }
+
+    func addRoutes(to group: RouterGroup<AppContext>) {
+        group.get("locks", use: list)
+        group.post("locks", use: register)
+        group.get("locks/:id", use: show)
+        group.post("locks/:id/activate", use: activate)
+        group.post("locks/:id/retire", use: retire)
+    }
+
+    static func lockID(_ context: AppContext) throws -> LockID {
+        guard let text = context.parameters.get("id"), let id = LockID(text) else { throw APIError.invalidID("the lock id") }
+        return id
+    }
+
+    private func response(_ lock: Lock) -> LockResponse {
+        LockResponse(lock, presence: lock.state == .retired ? nil : services.gateway.presence(of: lock.id))
+    }
+
+    @Sendable func list(request: Request, context: AppContext) async throws -> ListResponse<LockResponse> {
+        let admin = try context.requireIdentity().user
+        var locks = try await services.store.locks(in: admin.companyID)
+        if let room = request.uri.queryParameters["room"].map(String.init) {
+            guard let roomID = RoomID(room) else { throw APIError.invalidID("room") }
+            locks = locks.filter { $0.roomID == roomID }
+        }
+        return ListResponse(items: locks.map(response))
+    }
+
+    @Sendable func show(request: Request, context: AppContext) async throws -> LockResponse {
+        let admin = try context.requireIdentity().user
+        guard let lock = try await services.store.lock(try Self.lockID(context), in: admin.companyID) else { throw APIError.notFound("lock") }
+        return response(lock)
+    }
+
+    @Sendable func register(request: Request, context: AppContext) async throws -> EditedResponse<Registered> {
+        let admin = try context.requireIdentity().user
+        let body = try await request.decodeStrict(Register.self, context: context)
+        guard let id = LockID(body.id) else {
+            throw APIError.invalidField("id", "a device id is 3–64 lowercase letters, digits and hyphens")
+        }
+        guard let name = Validation.name(body.name) else { throw APIError.invalidField("name", "1–100 characters") }
+        guard let roomID = RoomID(body.roomId) else { throw APIError.invalidID("roomId") }
+        guard try await services.store.room(roomID, in: admin.companyID) != nil else { throw APIError.notFound("room") }
+
+        let lock = Lock(id: id, companyID: admin.companyID, roomID: roomID, name: name, state: .registered, createdAt: services.clock.now())
+        try await services.store.createLock(lock)
+        let password = Self.brokerPassword()
+        do {
+            try await services.accounts.createLockAccount(id, password: password)
+        } catch {
+            try await services.store.forgetLock(id, in: admin.companyID)
+            try await services.store.append(
+                services.audit(
+                    .registerLock, by: admin, company: admin.companyID, outcome: .error, reason: "broker_unavailable", lock: id,
+                    room: roomID))
+            services.logger.error("could not create the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
+            throw APIError(.serviceUnavailable, code: "broker_unavailable", title: "The broker could not create the lock's account")
+        }
+        try await services.store.append(services.audit(.registerLock, by: admin, company: admin.companyID, lock: id, room: roomID))
+        return EditedResponse(
+            status: .created,
+            response: Registered(
+                lock: response(lock), mqtt: BrokerCredentials(broker: services.brokerURL, username: id.rawValue, password: password)))
+    }
+
+    @Sendable func activate(request: Request, context: AppContext) async throws -> LockResponse {
+        let admin = try context.requireIdentity().user
+        let id = try Self.lockID(context)
+        let body = try await request.decodeStrict(Activate.self, context: context)
+        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound("lock") }
+        guard lock.state != .retired else { throw APIError.conflict("lock_retired", "The lock is retired") }
+        guard let setupCode = SetupCode(body.setupCode) else {
+            throw APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
+        }
+        func fail(_ failure: ActivationFailure) async throws -> Never {
+            let outcome: AuditOutcome = [.lockOffline, .lockTimeout, .brokerUnavailable].contains(failure) ? .error : .denied
+            try await services.store.append(
+                services.audit(
+                    .activateLock, by: admin, company: admin.companyID, outcome: outcome, reason: failure.rawValue, lock: id,
+                    room: lock.roomID))
+            throw Self.problem(for: failure)
+        }
+        let key: Key128
+        do {
+            key = try await services.gateway.activate(id, setupCode: setupCode)
+        } catch {
+            try await fail(error)
+        }
+        let now = services.clock.now()
+        try await services.store.activateLock(
+            id, in: admin.companyID, sealedKey: try services.sealer.seal(key, for: id), at: now,
+            audit: services.audit(.activateLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
+        guard let activated = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound("lock") }
+        return response(activated)
+    }
+
+    @Sendable func retire(request: Request, context: AppContext) async throws -> LockResponse {
+        let admin = try context.requireIdentity().user
+        let id = try Self.lockID(context)
+        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound("lock") }
+        guard lock.state != .retired else { throw APIError.conflict("lock_retired", "The lock is already retired") }
+        // The broker account goes first: a retired lock must not be able to connect any more.
+        do {
+            try await services.accounts.deleteLockAccount(id)
+        } catch {
+            services.logger.error("could not delete the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
+            throw APIError(.serviceUnavailable, code: "broker_unavailable", title: "The broker could not remove the lock's account")
+        }
+        try await services.store.retireLock(
+            id, in: admin.companyID, at: services.clock.now(),
+            audit: services.audit(.retireLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
+        guard let retired = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound("lock") }
+        return response(retired)
+    }
+
+    /// 256 random bits, hex: the lock's broker password.
+    static func brokerPassword() -> String {
+        SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func problem(for failure: ActivationFailure) -> APIError {
+        switch failure {
+        case .notInPairingMode:
+            APIError(
+                .conflict, code: failure.rawValue, title: "The lock is not in pairing mode",
+                detail: "Press the lock's pairing button, then try again.")
+        case .alreadyActivated:
+            APIError(.conflict, code: failure.rawValue, title: "The lock is already activated", detail: "Factory reset the lock to pair it again.")
+        case .setupCodeMismatch:
+            APIError(
+                .unprocessableContent, code: failure.rawValue, title: "The setup code does not match the lock",
+                detail: "Nothing was stored. Check the code on the lock's label and try again.")
+        case .lockOffline:
+            UnlockController.problem(for: .lockOffline)
+        case .lockTimeout:
+            UnlockController.problem(for: .lockTimeout)
+        case .brokerUnavailable:
+            UnlockController.problem(for: .brokerUnavailable)
+        case .lockDenied:
+            APIError(.badGateway, code: failure.rawValue, title: "The lock did not accept the pairing")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Hummingbird
+import UnlockITCore
+
+/// The signed-in user: who am I, change my password, what can I open.
+struct MeController {
+    let services: AppServices
+
+    struct Me: ResponseCodable {
+        var user: UserResponse
+        var company: CompanyResponse
+    }
+
+    struct CompanyResponse: Codable, Sendable {
+        var id: String
+        var name: String
+    }
+
+    struct PasswordChange: RequestBody {
+        var currentPassword: String
+        var newPassword: String
+        static let fields: Set<String> = ["currentPassword", "newPassword"]
+    }
+
+    /// One lock the user could try, and what the access rule says.
+    struct AccessEntry: Codable, Sendable {
+        var lockId: String
+        var lockName: String
+        var roomId: String?
+        var roomName: String?
+        var allowed: Bool
+        var reason: AccessReason
+        var online: Bool
+    }
+
+    /// Routes open to a user who has not yet replaced an admin-given password.
+    func addPasswordRoutes(to group: RouterGroup<AppContext>) {
+        group.post("me/password", use: changePassword)
+    }
+
+    func addRoutes(to group: RouterGroup<AppContext>) {
+        group.get("me", use: me)
+        group.get("me/access", use: access)
+    }
+
+    @Sendable func me(request: Request, context: AppContext) async throws -> Me {
+        let user = try context.requireIdentity().user
+        guard let company = try await services.store.company(user.companyID) else { throw APIError.unauthenticated }
+        return Me(user: UserResponse(user), company: CompanyResponse(id: company.id.rawValue, name: company.name))
+    }
+
+    @Sendable func changePassword(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
+        let identity = try context.requireIdentity()
+        let body = try await request.decodeStrict(PasswordChange.self, context: context)
+        guard let (_, hash) = try await services.store.credentials(email: identity.user.email), let hash else {
+            throw APIError.conflict("no_password", "This account signs in with OpenID Connect only")
+        }
+        guard try await services.hasher.verify(body.currentPassword, hash: hash) else {
+            try await services.store.append(
+                services.audit(
+                    .changePassword, by: identity.user, company: identity.user.companyID, outcome: .denied, reason: "wrong_password",
+                    subject: identity.user.id))
+            throw APIError.wrongPassword
+        }
+        guard Validation.password(body.newPassword) else { throw APIError.weakPassword }
+        guard body.newPassword != body.currentPassword else {
+            throw APIError(.badRequest, code: "password_unchanged", title: "Choose a password different from the current one")
+        }
+        let newHash = try await services.hasher.hash(body.newPassword)
+        try await services.store.setPassword(
+            identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash,
+            audit: services.audit(.changePassword, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
+        return .noContent
+    }
+
+    @Sendable func access(request: Request, context: AppContext) async throws -> ListResponse<AccessEntry> {
+        let user = try context.requireIdentity().user
+        let locks = try await services.store.locks(in: user.companyID).filter { $0.state != .retired }
+        let rooms = Dictionary(uniqueKeysWithValues: try await services.store.rooms(in: user.companyID).map { ($0.id, $0) })
+        let entries = locks.map { lock in
+            let room = lock.roomID.flatMap { rooms[$0] }
+            let decision = AccessRule.decide(user: user, lock: lock, room: room)
+            return AccessEntry(
+                lockId: lock.id.rawValue, lockName: lock.name, roomId: room?.id.rawValue, roomName: room?.name, allowed: decision.allowed,
+                reason: decision.reason, online: services.gateway.isOnline(lock.id))
+        }
+        return ListResponse(items: entries)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Hummingbird
+import LockProtocol
+import Logging
+import UnlockITCore
+
+/// `POST /api/v1/locks/{id}/unlock`: the access rule first, then the lock protocol, and one audit
+/// event for every attempt. A denied user causes no challenge at all.
+struct UnlockController {
+    let services: AppServices
+
+    struct Unlocked: ResponseCodable {
+        var lockId: String
+        var granted: Bool
+        var outcome: String
+    }
+
+    func addRoutes(to group: RouterGroup<AppContext>) {
+        group.post("locks/:id/unlock", use: unlock)
+    }
+
+    @Sendable func unlock(request: Request, context: AppContext) async throws -> Unlocked {
+        let start = ContinuousClock.now
+        let user = try context.requireIdentity().user
+        let lockID = try LocksController.lockID(context)
+        func record(_ outcome: AuditOutcome, _ reason: String, room: RoomID?) async throws {
+            try await services.store.append(
+                services.audit(.unlock, by: user, company: user.companyID, outcome: outcome, reason: reason, lock: lockID, room: room))
+            services.metrics.unlock(outcome: reason, duration: start.duration(to: .now))
+        }
+
+        // Another company's lock is reported exactly as a missing one.
+        guard let (lock, room, sealedKey) = try await services.store.unlockContext(lockID, in: user.companyID) else {
+            try await record(.denied, "lock_not_found", room: nil)
+            throw APIError.notFound("lock")
+        }
+        let decision = AccessRule.decide(user: user, lock: lock, room: room)
+        guard decision.allowed else {
+            try await record(.denied, decision.reason.rawValue, room: lock.roomID)
+            throw APIError(
+                .forbidden, code: "access_denied", title: "Access denied", detail: "The access rule does not let you open this lock.",
+                reason: decision.reason.rawValue)
+        }
+        guard let sealedKey, let key = try? services.sealer.open(sealedKey, for: lock.id) else {
+            try await record(.error, "key_unavailable", room: lock.roomID)
+            services.logger.error("an active lock has no usable key", metadata: ["lock": "\(lock.id)"])
+            throw APIError.internalError
+        }
+
+        let outcome = await services.gateway.unlock(lock.id, key: key)
+        switch outcome {
+        case .granted:
+            try await record(.success, outcome.rawValue, room: lock.roomID)
+            return Unlocked(lockId: lock.id.rawValue, granted: true, outcome: outcome.rawValue)
+        case .lockDenied:
+            try await record(.denied, outcome.rawValue, room: lock.roomID)
+        case .lockOffline, .lockTimeout, .brokerUnavailable:
+            try await record(.error, outcome.rawValue, room: lock.roomID)
+        }
+        throw Self.problem(for: outcome)
+    }
+
+    static func problem(for outcome: UnlockOutcome) -> APIError {
+        switch outcome {
+        case .granted:
+            return APIError.internalError
+        case .lockOffline:
+            return APIError(.serviceUnavailable, code: "lock_offline", title: "The lock is offline", reason: outcome.rawValue)
+        case .brokerUnavailable:
+            return APIError(
+                .serviceUnavailable, code: "broker_unavailable", title: "The server cannot reach the locks' broker", reason: outcome.rawValue)
+        case .lockTimeout:
+            return APIError(.gatewayTimeout, code: "lock_timeout", title: "The lock did not answer in time", reason: outcome.rawValue)
+        case .lockDenied:
+            return APIError(.badGateway, code: "lock_denied", title: "The lock refused to open", reason: outcome.rawValue)
+        }
+    }
+}

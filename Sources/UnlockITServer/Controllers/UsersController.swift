@@ -1,0 +1,248 @@
+import Foundation
+import Hummingbird
+import LockProtocol
+import UnlockITCore
+
+/// Admin: the company's users.
+struct UsersController {
+    let services: AppServices
+
+    struct Create: RequestBody {
+        var email: String
+        var name: String
+        var role: Role
+        var securityLevel: Int
+        /// The initial password; generated (and returned once) when absent.
+        var password: String?
+        /// A user who signs in only with OpenID Connect: no password at all.
+        var oidcOnly: Bool?
+        var enabled: Bool?
+        static let fields: Set<String> = ["email", "name", "role", "securityLevel", "password", "oidcOnly", "enabled"]
+    }
+
+    struct Update: RequestBody {
+        var email: String?
+        var name: String?
+        var role: Role?
+        var securityLevel: Int?
+        var enabled: Bool?
+        static let fields: Set<String> = ["email", "name", "role", "securityLevel", "enabled"]
+    }
+
+    struct ResetPassword: RequestBody {
+        var password: String?
+        static let fields: Set<String> = ["password"]
+    }
+
+    struct Created: ResponseCodable {
+        var user: UserResponse
+        /// Present only when the server chose the password: shown once.
+        var initialPassword: String?
+    }
+
+    struct PasswordReset: ResponseCodable {
+        var initialPassword: String?
+    }
+
+    struct Import: RequestBody {
+        var users: [Create]
+        static let fields: Set<String> = ["users"]
+    }
+
+    /// One rejected row of an import: its 0-based index in `users`, the field and a stable reason.
+    struct RowError: Codable, Sendable, Equatable {
+        var index: Int
+        var field: String
+        var reason: String
+    }
+
+    struct Imported: ResponseCodable {
+        var dryRun: Bool
+        var created: [Created]
+    }
+
+    struct ImportRejected: Encodable {
+        var type = "urn:unlockit:problem:import_rejected"
+        var title = "Nothing was imported"
+        var status = 422
+        var code = "import_rejected"
+        var detail: String
+        var errors: [RowError]
+    }
+
+    func addRoutes(to group: RouterGroup<AppContext>) {
+        group.get("users", use: list)
+        group.post("users", use: create)
+        group.post("users/import", use: importUsers)
+        group.get("users/:id", use: show)
+        group.patch("users/:id", use: update)
+        group.delete("users/:id", use: delete)
+        group.post("users/:id/password", use: resetPassword)
+    }
+
+    static func userID(_ context: AppContext, _ name: String = "id") throws -> UserID {
+        guard let text = context.parameters.get(name), let id = UserID(text) else { throw APIError.invalidID("the user id") }
+        return id
+    }
+
+    @Sendable func list(request: Request, context: AppContext) async throws -> ListResponse<UserResponse> {
+        let admin = try context.requireIdentity().user
+        return ListResponse(items: try await services.store.users(in: admin.companyID).map(UserResponse.init))
+    }
+
+    @Sendable func show(request: Request, context: AppContext) async throws -> UserResponse {
+        let admin = try context.requireIdentity().user
+        guard let user = try await services.store.user(try Self.userID(context), in: admin.companyID) else { throw APIError.notFound("user") }
+        return UserResponse(user)
+    }
+
+    /// Checks a new user's fields; returns the first problem as (field, reason).
+    static func validate(_ body: Create) -> (field: String, reason: String)? {
+        if Validation.email(body.email) == nil { return ("email", "invalid_email") }
+        if Validation.name(body.name) == nil { return ("name", "invalid_name") }
+        if Validation.level(body.securityLevel) == nil { return ("securityLevel", "invalid_level") }
+        if let password = body.password {
+            if body.oidcOnly == true { return ("password", "oidc_only_has_no_password") }
+            if !Validation.password(password) { return ("password", "weak_password") }
+        }
+        return nil
+    }
+
+    /// Builds the user and hashes their password. Returns the generated password if the server chose it.
+    private func prepare(_ body: Create, admin: User) async throws -> (user: User, hash: String?, generated: String?) {
+        let now = services.clock.now()
+        let oidcOnly = body.oidcOnly ?? false
+        let generated = oidcOnly || body.password != nil ? nil : Self.initialPassword()
+        let password = body.password ?? generated
+        let hash = try await password.asyncMap { try await services.hasher.hash($0) }
+        let user = User(
+            id: .generate(), companyID: admin.companyID, email: Validation.email(body.email)!, name: Validation.name(body.name)!, role: body.role,
+            securityLevel: body.securityLevel, enabled: body.enabled ?? true, mustChangePassword: !oidcOnly, createdAt: now, updatedAt: now)
+        return (user, hash, generated)
+    }
+
+    @Sendable func create(request: Request, context: AppContext) async throws -> EditedResponse<Created> {
+        let admin = try context.requireIdentity().user
+        let body = try await request.decodeStrict(Create.self, context: context)
+        if let (field, reason) = Self.validate(body) {
+            if reason == "weak_password" { throw APIError.weakPassword }
+            throw APIError.invalidField(field, reason)
+        }
+        let (user, hash, generated) = try await prepare(body, admin: admin)
+        try await services.store.createUser(
+            user, passwordHash: hash, audit: services.audit(.createUser, by: admin, company: admin.companyID, subject: user.id))
+        return EditedResponse(status: .created, response: Created(user: UserResponse(user), initialPassword: generated))
+    }
+
+    @Sendable func importUsers(request: Request, context: AppContext) async throws -> Response {
+        let admin = try context.requireIdentity().user
+        let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
+        let body = try await request.decodeStrict(Import.self, context: context)
+        guard !body.users.isEmpty, body.users.count <= 10_000 else { throw APIError.invalidField("users", "1 to 10000 users") }
+
+        // Every row is checked before anything is written: a file with one bad row imports nothing.
+        var errors: [RowError] = []
+        var seen: [String: Int] = [:]
+        for (index, row) in body.users.enumerated() {
+            if let (field, reason) = Self.validate(row) {
+                errors.append(RowError(index: index, field: field, reason: reason))
+                continue
+            }
+            let email = Validation.email(row.email)!
+            if let first = seen[email] {
+                errors.append(RowError(index: index, field: "email", reason: "duplicate_in_file(\(first))"))
+            } else if try await services.store.credentials(email: email) != nil {
+                errors.append(RowError(index: index, field: "email", reason: "email_taken"))
+            }
+            seen[email] = seen[email] ?? index
+        }
+        guard errors.isEmpty else {
+            let problem = ImportRejected(detail: "\(errors.count) of \(body.users.count) rows were rejected.", errors: errors)
+            var headers = HTTPFields()
+            headers[.contentType] = "application/problem+json"
+            return Response(
+                status: .unprocessableContent, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try APIJSON.encoder.encode(problem))))
+        }
+
+        var created: [Created] = []
+        var batch: [(user: User, passwordHash: String?, audit: AuditEvent)] = []
+        for row in body.users {
+            if dryRun {
+                let now = services.clock.now()
+                let user = User(
+                    id: .generate(), companyID: admin.companyID, email: Validation.email(row.email)!, name: Validation.name(row.name)!,
+                    role: row.role, securityLevel: row.securityLevel, enabled: row.enabled ?? true, mustChangePassword: row.oidcOnly != true,
+                    createdAt: now, updatedAt: now)
+                created.append(Created(user: UserResponse(user), initialPassword: nil))
+            } else {
+                let (user, hash, generated) = try await prepare(row, admin: admin)
+                batch.append((user, hash, services.audit(.createUser, by: admin, company: admin.companyID, reason: "import", subject: user.id)))
+                created.append(Created(user: UserResponse(user), initialPassword: generated))
+            }
+        }
+        if !dryRun { try await services.store.createUsers(batch) }
+        return try Imported(dryRun: dryRun, created: created).response(from: request, context: context)
+    }
+
+    @Sendable func update(request: Request, context: AppContext) async throws -> UserResponse {
+        let admin = try context.requireIdentity().user
+        let id = try Self.userID(context)
+        let body = try await request.decodeStrict(Update.self, context: context)
+        guard var user = try await services.store.user(id, in: admin.companyID) else { throw APIError.notFound("user") }
+        if let email = body.email {
+            guard let valid = Validation.email(email) else { throw APIError.invalidField("email", "invalid_email") }
+            user.email = valid
+        }
+        if let name = body.name {
+            guard let valid = Validation.name(name) else { throw APIError.invalidField("name", "invalid_name") }
+            user.name = valid
+        }
+        if let level = body.securityLevel {
+            guard let valid = Validation.level(level) else { throw APIError.invalidField("securityLevel", "invalid_level") }
+            user.securityLevel = valid
+        }
+        if let role = body.role { user.role = role }
+        if let enabled = body.enabled { user.enabled = enabled }
+        user.updatedAt = services.clock.now()
+        try await services.store.updateUser(user, audit: services.audit(.updateUser, by: admin, company: admin.companyID, subject: id))
+        return UserResponse(user)
+    }
+
+    @Sendable func delete(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
+        let admin = try context.requireIdentity().user
+        let id = try Self.userID(context)
+        guard id != admin.id else { throw APIError.conflict("cannot_delete_self", "An admin cannot delete their own account") }
+        try await services.store.deleteUser(
+            id, in: admin.companyID, audit: services.audit(.deleteUser, by: admin, company: admin.companyID, subject: id))
+        return .noContent
+    }
+
+    /// Gives the user a new initial password (which they must change) and signs them out everywhere.
+    @Sendable func resetPassword(request: Request, context: AppContext) async throws -> PasswordReset {
+        let admin = try context.requireIdentity().user
+        let id = try Self.userID(context)
+        let body = try await request.decodeStrict(ResetPassword.self, context: context)
+        guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound("user") }
+        if let password = body.password, !Validation.password(password) { throw APIError.weakPassword }
+        let generated = body.password == nil ? Self.initialPassword() : nil
+        let hash = try await services.hasher.hash(body.password ?? generated!)
+        try await services.store.setPassword(
+            id, hash: hash, mustChange: true, keepSession: nil,
+            audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: "reset_by_admin", subject: id))
+        return PasswordReset(initialPassword: generated)
+    }
+
+    /// 100 random bits as four groups of five Crockford base32 characters, e.g. `7KQ2M-9XD4R-TAWZ3-C8HJN`.
+    static func initialPassword() -> String {
+        let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+        let characters = SecureRandom.bytes(20).map { alphabet[Int($0 & 31)] }
+        return stride(from: 0, to: 20, by: 5).map { String(characters[$0..<$0 + 5]) }.joined(separator: "-")
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import UnlockITCore
+
+/// Turns every failure into problem+json (never a stack trace, never a bare 500 for bad input) and
+/// records each request in the metrics by its route pattern.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = AppContext
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let problem = Self.problem(for: error, logger: context.logger)
+            response = try problem.response(from: request, context: context)
+        }
+        metrics.request(
+            method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: response.status.code,
+            duration: start.duration(to: .now))
+        return response
+    }
+
+    static func problem(for error: any Error, logger: Logger) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as StoreError:
+            return problem(for: error)
+        case is DecodingError:
+            return decodingProblem(error as! DecodingError)
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound: return .routeNotFound
+            case .methodNotAllowed: return .methodNotAllowed
+            case .contentTooLarge: return .bodyTooLarge
+            case .unauthorized: return .unauthenticated
+            default:
+                return APIError(error.status, code: "http_\(error.status.code)", title: error.status.reasonPhrase, detail: error.body)
+            }
+        case let error as NIOTooManyBytesError:
+            _ = error
+            return .bodyTooLarge
+        default:
+            logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            return .internalError
+        }
+    }
+
+    static func problem(for error: StoreError) -> APIError {
+        switch error {
+        case .notFound: .notFound("resource")
+        case .emailTaken: .conflict("email_taken", "That email address is already in use")
+        case .roomNameTaken: .conflict("room_name_taken", "A room with that name already exists")
+        case .lockIDTaken: .conflict("lock_id_taken", "A lock with that device id is already registered")
+        case .lastAdmin: .conflict("last_admin", "The company must keep at least one enabled admin")
+        case .roomHasLocks: .conflict("room_has_locks", "Retire or move the room's locks first")
+        case .invalidLockState(let state): .conflict("lock_\(state.rawValue)", "The lock is \(state.rawValue)")
+        }
+    }
+
+    static func decodingProblem(_ error: DecodingError) -> APIError {
+        func path(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return path.isEmpty ? "body" : path
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let field = (context.codingPath.map(\.stringValue) + [key.stringValue]).joined(separator: ".")
+            return .invalidField(field, "is required")
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return .invalidField(path(context), "has the wrong type")
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty { return .malformedJSON }
+            return .invalidField(path(context), context.debugDescription)
+        @unknown default:
+            return .malformedJSON
+        }
+    }
+}

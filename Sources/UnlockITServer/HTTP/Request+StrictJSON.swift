@@ -1,0 +1,42 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// A request body type that names its fields, so that a misspelt field is an error rather than
+/// silently ignored.
+protocol RequestBody: Decodable, Sendable {
+    static var fields: Set<String> { get }
+}
+
+extension Request {
+    /// Decodes a JSON object body, refusing unknown fields, malformed JSON and oversized bodies.
+    func decodeStrict<Body: RequestBody>(_ type: Body.Type, context: AppContext) async throws -> Body {
+        let buffer = try await body.collect(upTo: context.maxUploadSize)
+        let data = Data(buffer.readableBytesView)
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { throw APIError.malformedJSON }
+        guard let fields = object as? [String: Any] else { throw APIError.invalidRequest("the body must be a JSON object") }
+        if let unknown = fields.keys.sorted().first(where: { !Body.fields.contains($0) }) {
+            throw APIError(
+                .badRequest, code: "unknown_field", title: "Unknown field", detail: "\"\(unknown.prefix(64))\" is not a field of this request")
+        }
+        return try APIJSON.decoder.decode(Body.self, from: data)
+    }
+}
+
+/// A field of a PATCH body: absent (leave as is), or present with a value (which may be `null`).
+enum Patch<Value: Decodable & Sendable>: Sendable {
+    case absent
+    case value(Value)
+
+    var value: Value? {
+        if case .value(let value) = self { return value }
+        return nil
+    }
+}
+
+extension KeyedDecodingContainer {
+    func decodePatch<Value: Decodable & Sendable>(_ type: Value.Type, forKey key: Key) throws -> Patch<Value> {
+        guard contains(key) else { return .absent }
+        return .value(try decode(Value.self, forKey: key))
+    }
+}

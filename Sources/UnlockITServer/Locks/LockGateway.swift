@@ -1,0 +1,244 @@
+import Foundation
+import LockProtocol
+import Logging
+import MQTT
+import Synchronization
+import UnlockITCore
+
+/// What the gateway needs from the broker connection; ``MQTTClient`` provides it, tests may fake it.
+public protocol CommandLink: Sendable {
+    var isConnected: Bool { get }
+    func publish(topic: String, payload: [UInt8], qos: QoS, retain: Bool) throws(MQTTError)
+}
+
+extension MQTTClient: CommandLink {}
+
+/// The server's side of the lock protocol: activation and challenge–response unlocks over MQTT.
+///
+/// Requests and answers are matched by `req`, and an answer counts only if it arrives on the `evt`
+/// topic of the lock that was asked (a lock may publish only on its own topics, so one lock cannot
+/// answer for another). Unlocks of one lock are serialized; different locks run in parallel. Every
+/// wait is bounded: a lock that does not answer within the timeout gives `lock_timeout`, and one
+/// whose last will announced it offline gives `lock_offline` at once.
+public final class LockGateway: Sendable {
+    enum Reply: Sendable {
+        case event(Event)
+        case timeout
+        case offline
+        case brokerUnavailable
+    }
+
+    private struct Waiter {
+        let lock: LockID
+        let continuation: CheckedContinuation<Reply, Never>
+        var timeout: Task<Void, Never>?
+    }
+
+    private let link: any CommandLink
+    private let waiters = Mutex<[RequestID: Waiter]>([:])
+    private let serializer = KeyedSerializer<LockID>()
+    let presence = PresenceTracker()
+    private let timeout: Duration
+    private let metrics: ServerMetrics
+    private let logger: Logger
+
+    public init(link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger) {
+        self.link = link
+        self.timeout = timeout
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public var isConnected: Bool { link.isConnected }
+
+    /// Whether the lock's retained status says it is connected.
+    public func isOnline(_ lock: LockID) -> Bool { presence.isOnline(lock) }
+
+    public func presence(of lock: LockID) -> LockPresence? { presence.presence(lock) }
+
+    // MARK: - Unlock
+
+    /// Runs challenge → respond → result with the lock's key. The access rule must already have allowed it.
+    public func unlock(_ lock: LockID, key: Key128) async -> UnlockOutcome {
+        guard link.isConnected else { return .brokerUnavailable }
+        guard presence.isOnline(lock) else { return .lockOffline }
+        let deadline = ContinuousClock.now + timeout
+        guard await serializer.acquire(lock, deadline: deadline) else { return .lockTimeout }
+        defer { serializer.release(lock) }
+
+        let req = RequestID.random()
+        let nonce: Block128
+        switch await exchange(.challenge(req: req), with: lock, deadline: deadline) {
+        case .event(.nonce(_, let value)): nonce = value
+        case .event: return .lockDenied
+        case .timeout: return .lockTimeout
+        case .offline: return .lockOffline
+        case .brokerUnavailable: return .brokerUnavailable
+        }
+        let response = ChallengeResponse.compute(nonce: nonce, key: key)
+        switch await exchange(.respond(req: req, response: response), with: lock, deadline: deadline) {
+        case .event(.result(_, true, _)): return .granted
+        case .event: return .lockDenied
+        case .timeout: return .lockTimeout
+        case .offline: return .lockOffline
+        case .brokerUnavailable: return .brokerUnavailable
+        }
+    }
+
+    // MARK: - Activation
+
+    /// Pairs with a lock in pairing mode: asks for its wrapped key, unwraps it with the admin's setup
+    /// code (a wrong code throws ``ActivationFailure/setupCodeMismatch`` and leaves the lock pairable),
+    /// then proves possession of the key with a `confirm` so the lock marks itself activated.
+    /// Returns the device key, which the caller seals and stores.
+    public func activate(_ lock: LockID, setupCode: SetupCode) async throws(ActivationFailure) -> Key128 {
+        guard link.isConnected else { throw .brokerUnavailable }
+        guard presence.isOnline(lock) else { throw .lockOffline }
+        // Three exchanges: allow each the unlock timeout.
+        let deadline = ContinuousClock.now + timeout * 3
+        guard await serializer.acquire(lock, deadline: deadline) else { throw .lockTimeout }
+        defer { serializer.release(lock) }
+
+        let key: Key128
+        switch await exchange(.activate(req: RequestID.random()), with: lock, deadline: deadline) {
+        case .event(.activated(_, let wrapped, let kcv)):
+            guard let unwrapped = KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: setupCode, lock: lock) else { throw .setupCodeMismatch }
+            key = unwrapped
+        case .event(.error(_, .notInPairingMode)): throw .notInPairingMode
+        case .event(.error(_, .alreadyActivated)): throw .alreadyActivated
+        case .event: throw .lockDenied
+        case let other: throw Self.failure(other)
+        }
+
+        let req = RequestID.random()
+        let nonce: Block128
+        switch await exchange(.challenge(req: req), with: lock, deadline: deadline) {
+        case .event(.nonce(_, let value)): nonce = value
+        case .event(.error(_, .alreadyActivated)): throw .alreadyActivated
+        case .event(.error(_, .notInPairingMode)): throw .notInPairingMode
+        case .event: throw .lockDenied
+        case let other: throw Self.failure(other)
+        }
+        switch await exchange(.confirm(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key)), with: lock, deadline: deadline) {
+        case .event(.result(_, true, _)): return key
+        case .event(.error(_, .alreadyActivated)): throw .alreadyActivated
+        case .event(.error(_, .notInPairingMode)): throw .notInPairingMode
+        case .event: throw .lockDenied
+        case let other: throw Self.failure(other)
+        }
+    }
+
+    private static func failure(_ reply: Reply) -> ActivationFailure {
+        switch reply {
+        case .timeout: .lockTimeout
+        case .offline: .lockOffline
+        case .brokerUnavailable: .brokerUnavailable
+        case .event: .lockDenied
+        }
+    }
+
+    // MARK: - Request and answer
+
+    /// Publishes `command` and waits for the answer with the same `req` from the same lock.
+    private func exchange(_ command: Command, with lock: LockID, deadline: ContinuousClock.Instant) async -> Reply {
+        let req = command.req
+        return await withCheckedContinuation { continuation in
+            // Registered before the timer starts, so that even a deadline already past finds it.
+            waiters.withLock { $0[req] = Waiter(lock: lock, continuation: continuation) }
+            let timeout = Task { [weak self] in
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                guard !Task.isCancelled else { return }
+                self?.finish(req, with: .timeout)
+            }
+            waiters.withLock { $0[req]?.timeout = timeout }
+            do {
+                try link.publish(topic: Topics.command(lock), payload: command.encoded(), qos: .atLeastOnce, retain: false)
+            } catch {
+                finish(req, with: .brokerUnavailable)
+            }
+        }
+    }
+
+    private func finish(_ req: RequestID, with reply: Reply, from lock: LockID? = nil) {
+        let waiter = waiters.withLock { waiters -> Waiter? in
+            guard let waiter = waiters[req] else { return nil }
+            if let lock, waiter.lock != lock { return nil }
+            waiters[req] = nil
+            return waiter
+        }
+        guard let waiter else {
+            if lock != nil { metrics.unexpectedMessage() }
+            return
+        }
+        waiter.timeout?.cancel()
+        waiter.continuation.resume(returning: reply)
+    }
+
+    // MARK: - Incoming messages (MQTT event loop thread)
+
+    /// Handles a message from a lock's `evt` or `status` topic.
+    public func handle(_ message: MQTTMessage) {
+        guard let (lock, kind) = Topics.parse(message.topic) else { return }
+        let now = Date()
+        switch kind {
+        case .status:
+            // An empty retained message only clears the topic.
+            guard !message.payload.isEmpty else { return }
+            guard let status = try? LockStatus.decode(message.payload) else {
+                metrics.malformedMessage()
+                logger.debug("dropped a malformed status", metadata: ["lock": "\(lock)"])
+                return
+            }
+            if presence.status(lock, online: status.online, firmware: status.firmware, now: now) {
+                logger.info("lock \(status.online ? "online" : "offline")", metadata: ["lock": "\(lock)"])
+                metrics.locksOnline(presence.onlineCount)
+            }
+            if !status.online { failWaiters(of: lock, with: .offline) }
+        case .event:
+            presence.seen(lock, now: now)
+            let event: Event
+            do {
+                event = try Event.decode(message.payload)
+            } catch {
+                metrics.malformedMessage()
+                logger.debug("dropped a malformed event", metadata: ["lock": "\(lock)", "error": "\(error)"])
+                return
+            }
+            guard let req = event.req else { return }  // relay state changes need no answer
+            finish(req, with: .event(event), from: lock)
+        case .command:
+            return
+        }
+    }
+
+    /// The server lost or regained its own broker connection.
+    public func brokerConnectionChanged(connected: Bool) {
+        // Until the retained statuses arrive again, no lock is known to be online.
+        presence.markAllOffline()
+        metrics.locksOnline(0)
+        if !connected {
+            let all = waiters.withLock { waiters -> [Waiter] in
+                defer { waiters.removeAll() }
+                return Array(waiters.values)
+            }
+            for waiter in all {
+                waiter.timeout?.cancel()
+                waiter.continuation.resume(returning: .brokerUnavailable)
+            }
+        }
+    }
+
+    private func failWaiters(of lock: LockID, with reply: Reply) {
+        let affected = waiters.withLock { waiters -> [Waiter] in
+            let keys = waiters.filter { $0.value.lock == lock }.map(\.key)
+            return keys.compactMap { waiters.removeValue(forKey: $0) }
+        }
+        for waiter in affected {
+            waiter.timeout?.cancel()
+            waiter.continuation.resume(returning: reply)
+        }
+    }
+
+    /// Presence changes to persist (see ``PresenceTracker/takeChanges(now:)``).
+    func takePresenceChanges() -> [LockPresence] { presence.takeChanges(now: Date()) }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+import UnlockITCore
+
+/// Which locks are online, as their retained status messages and last wills say, and when each was
+/// last heard from. Changes are collected here and written to the store in batches.
+final class PresenceTracker: Sendable {
+    private struct Entry {
+        var online: Bool
+        var lastSeen: Date
+        var firmware: String?
+        var persistedAt: Date?
+        var dirty: Bool
+    }
+
+    /// How stale a persisted "last seen" may get while the lock keeps talking.
+    static let lastSeenPersistInterval: TimeInterval = 30
+
+    private let entries = Mutex<[LockID: Entry]>([:])
+
+    /// Applies a status message; returns whether the online flag changed.
+    @discardableResult
+    func status(_ lock: LockID, online: Bool, firmware: String?, now: Date) -> Bool {
+        entries.withLock { entries in
+            var entry = entries[lock] ?? Entry(online: !online, lastSeen: now, firmware: nil, persistedAt: nil, dirty: true)
+            let changed = entry.online != online
+            entry.online = online
+            entry.lastSeen = now
+            if let firmware { entry.firmware = firmware }
+            if changed { entry.dirty = true }
+            entries[lock] = entry
+            return changed
+        }
+    }
+
+    /// Any message from the lock proves it is there.
+    func seen(_ lock: LockID, now: Date) {
+        entries.withLock { entries in
+            guard var entry = entries[lock] else { return }
+            entry.lastSeen = now
+            entries[lock] = entry
+        }
+    }
+
+    func isOnline(_ lock: LockID) -> Bool { entries.withLock { $0[lock]?.online ?? false } }
+
+    func presence(_ lock: LockID) -> LockPresence? {
+        entries.withLock { entries in
+            entries[lock].map { LockPresence(lock: lock, online: $0.online, lastSeen: $0.lastSeen, firmwareVersion: $0.firmware) }
+        }
+    }
+
+    var onlineCount: Int { entries.withLock { $0.values.count(where: \.online) } }
+
+    /// After the server's own connection to the broker was lost, nothing is known until the retained
+    /// statuses arrive again.
+    func markAllOffline() {
+        entries.withLock { entries in
+            for (lock, var entry) in entries where entry.online {
+                entry.online = false
+                entry.dirty = true
+                entries[lock] = entry
+            }
+        }
+    }
+
+    /// What should be written to the store now: every change of the online flag, and last-seen times
+    /// that moved on since they were last written more than ``lastSeenPersistInterval`` ago.
+    func takeChanges(now: Date) -> [LockPresence] {
+        entries.withLock { entries in
+            var changes: [LockPresence] = []
+            for (lock, var entry) in entries {
+                let staleSeen = entry.persistedAt.map { entry.lastSeen > $0 && now.timeIntervalSince($0) >= Self.lastSeenPersistInterval } ?? true
+                guard entry.dirty || staleSeen else { continue }
+                changes.append(LockPresence(lock: lock, online: entry.online, lastSeen: entry.lastSeen, firmwareVersion: entry.firmware))
+                entry.dirty = false
+                entry.persistedAt = now
+                entries[lock] = entry
+            }
+            return changes
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+import UnlockITServer
+
+struct BrokerSetupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "broker-setup",
+        abstract: "Write a mosquitto configuration for a local site: loopback listener, dynamic security, TCP_NODELAY.",
+        discussion: """
+            Creates DIR/mosquitto.conf, DIR/dynamic-security.json and DIR/server-mqtt-password (mode 0600). \
+            Start the broker with `mosquitto -c DIR/mosquitto.conf` and give the server \
+            UNLOCKIT_MQTT_PASSWORD_FILE=DIR/server-mqtt-password.
+            """)
+
+    @Option(help: "The folder for the broker's files.")
+    var dir: String
+
+    @Option(help: "The TCP port the broker listens on.")
+    var port: Int = 1883
+
+    @Option(help: "The address the broker listens on.")
+    var host: String = "127.0.0.1"
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1–65535.") }
+    }
+
+    func run() throws {
+        let setup = BrokerSetup(directory: dir, host: host, port: port)
+        try setup.write()
+        print("mosquitto configuration: \(setup.configPath)")
+        print("server broker password file: \(setup.passwordPath)")
+    }
+}

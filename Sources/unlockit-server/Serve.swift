@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import UnlockITServer
+import UnlockITStore
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server until SIGINT or SIGTERM.")
+
+    @OptionGroup var settings: ConfigOptions
+
+    @Option(help: "Write the HTTP port the server bound (useful with UNLOCKIT_HTTP_PORT=0) to this file.")
+    var portFile: String?
+
+    func run() async throws {
+        let configuration = try settings.load()
+        let logger = makeLogger(level: configuration.logLevel)
+        let started = ContinuousClock.now
+        let store = try SQLiteStore(path: configuration.databasePath)
+        let masterKey = try await MasterKeyCheck.load(configuration: configuration, store: store, logger: logger)
+        let portFile = self.portFile
+        let app = try UnlockITApp.build(
+            .init(configuration: configuration, store: store, masterKey: masterKey, logger: logger),
+            onServerRunning: { port in
+                logger.notice(
+                    "unlockit-server listening",
+                    metadata: ["url": "http://\(configuration.httpHost):\(port)", "startup": "\(started.duration(to: .now))"])
+                if let portFile { try? "\(port)\n".write(toFile: portFile, atomically: true, encoding: .utf8) }
+            })
+        try await app.runService()
+    }
+}
