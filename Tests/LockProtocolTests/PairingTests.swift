@@ -1,0 +1,63 @@
+import LockProtocol
+import Testing
+import UnlockITCore
+
+@Suite struct PairingTests {
+    let lock = LockID("lock-pairing-test")!
+
+    @Test func setupCodesParseAsPeopleTypeThem() throws {
+        let code = try #require(SetupCode("7KQ2-M9XD-4RTA-WZ3C"))
+        #expect(SetupCode("7kq2m9xd4rtawz3c")?.bytes == code.bytes)
+        #expect(SetupCode(" 7KQ2 M9XD 4RTA WZ3C ")?.bytes == code.bytes)
+        // Crockford's look-alikes.
+        #expect(SetupCode("O0II-LL00-0000-0000")?.bytes == SetupCode("0011-1100-0000-0000")?.bytes)
+        #expect(SetupCode("7KQ2-M9XD-4RTA-WZ3") == nil)
+        #expect(SetupCode("7KQ2-M9XD-4RTA-WZ3CX") == nil)
+        #expect(SetupCode("7KQ2-M9XD-4RTA-WZ3U") == nil)
+        #expect(SetupCode("") == nil)
+    }
+
+    @Test func setupCodesRoundTrip() {
+        for _ in 0..<500 {
+            let code = SetupCode.random()
+            #expect(code.formatted.count == 19)
+            #expect(SetupCode(code.formatted)?.bytes == code.bytes)
+        }
+    }
+
+    @Test func aWrongSetupCodeDoesNotUnwrap() {
+        let key = Key128.random()
+        let right = SetupCode.random()
+        let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: right, lock: lock)
+        #expect(KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: right, lock: lock)?.constantTimeEquals(key) == true)
+        var misses = 0
+        for _ in 0..<200 where KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: .random(), lock: lock) == nil { misses += 1 }
+        #expect(misses == 200)
+    }
+
+    @Test func theWrappingKeyIsBoundToTheLock() {
+        let code = SetupCode.random()
+        let other = LockID("lock-other")!
+        #expect(KeyWrap.wrappingKey(setupCode: code, lock: lock).bytes != KeyWrap.wrappingKey(setupCode: code, lock: other).bytes)
+        let key = Key128.random()
+        let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
+        #expect(KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: code, lock: other) == nil)
+    }
+
+    @Test func topicsParse() {
+        #expect(Topics.command(lock) == "unlockit/v1/locks/lock-pairing-test/cmd")
+        #expect(Topics.parse("unlockit/v1/locks/lock-pairing-test/evt")?.kind == .event)
+        #expect(Topics.parse("unlockit/v1/locks/lock-pairing-test/status")?.lock == lock)
+        #expect(Topics.parse("unlockit/v1/locks/+/evt") == nil)
+        #expect(Topics.parse("unlockit/v1/locks/a/b/evt") == nil)
+        #expect(Topics.parse("other/v1/locks/lock-x/evt") == nil)
+    }
+
+    @Test func lockIDsAreTopicSafe() {
+        #expect(LockID("lock-1") != nil)
+        for bad in ["ab", "-lock", "Lock-1", "lock/1", "lock+1", "lock#1", "$lock", String(repeating: "a", count: 65), "lock 1"] {
+            #expect(LockID(bad) == nil, "\(bad)")
+        }
+        #expect(LockID.random().rawValue.hasPrefix("lock-"))
+    }
+}
