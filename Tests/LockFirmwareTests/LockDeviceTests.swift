@@ -1,0 +1,158 @@
+import Foundation
+import LockFirmware
+import LockProtocol
+import Testing
+import UnlockITCore
+
+/// The lock's state machine, with time under the test's control.
+@Suite struct LockDeviceTests {
+    let lock = LockID("lock-device-test")!
+    let t0 = ContinuousClock.now
+    let settings = LockSettings(openDuration: .seconds(3), challengeLifetime: .seconds(5), pairingWindow: .seconds(300))
+
+    func device(activated: Bool = false) -> LockDevice {
+        var flash = Flash.firstBoot(lock: lock)
+        flash.activated = activated
+        return LockDevice(flash: flash, settings: settings)
+    }
+
+    func send(_ device: inout LockDevice, _ command: Command, at offset: Duration = .zero) -> [LockDevice.Effect] {
+        device.handle(command.encoded(), now: t0 + offset)
+    }
+
+    /// Runs challenge → nonce and returns the correct response for it.
+    func challenge(_ device: inout LockDevice, req: RequestID, at offset: Duration = .zero) throws -> Block128 {
+        let effects = send(&device, .challenge(req: req), at: offset)
+        guard case .publish(.nonce(let answered, let nonce)) = try #require(effects.first), answered == req else {
+            Issue.record("expected a nonce, got \(effects)")
+            return .zero
+        }
+        return ChallengeResponse.compute(nonce: nonce, key: device.flash.deviceKey)
+    }
+
+    @Test func pairingNeedsPairingModeAndHappensOnlyOnce() throws {
+        var device = device()
+        let req = RequestID("p1")!
+        #expect(send(&device, .activate(req: req)) == [.publish(.error(req: req, reason: .notInPairingMode))])
+
+        device.enterPairingMode(now: t0)
+        let effects = send(&device, .activate(req: req))
+        guard case .publish(.activated(_, let wrapped, let kcv)) = try #require(effects.first) else {
+            Issue.record("expected activated, got \(effects)")
+            return
+        }
+        // Answering activate changes nothing yet: a wrong code at the server can be retried.
+        #expect(!device.flash.activated)
+        #expect(send(&device, .activate(req: req)).count == 1)
+        let key = try #require(KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: device.flash.setupCode, lock: lock))
+
+        let confirm = RequestID("p2")!
+        let nonceEffects = send(&device, .challenge(req: confirm))
+        guard case .publish(.nonce(_, let nonce)) = try #require(nonceEffects.first) else { return }
+        let confirmed = send(&device, .confirm(req: confirm, response: ChallengeResponse.compute(nonce: nonce, key: key)))
+        #expect(confirmed == [.persist, .publish(.result(req: confirm, granted: true, reason: nil)), .statusChanged])
+        #expect(device.flash.activated)
+        #expect(!device.isPairing(now: t0))
+        #expect(device.counters.openings == 0)
+
+        // Activated: pairing is over, even if the button is pressed again.
+        device.enterPairingMode(now: t0)
+        #expect(send(&device, .activate(req: req)) == [.publish(.error(req: req, reason: .alreadyActivated))])
+    }
+
+    @Test func pairingModeExpires() {
+        var device = device()
+        device.enterPairingMode(now: t0)
+        #expect(device.isPairing(now: t0 + .seconds(299)))
+        #expect(!device.isPairing(now: t0 + .seconds(300)))
+        let req = RequestID("late")!
+        #expect(send(&device, .activate(req: req), at: .seconds(301)) == [.publish(.error(req: req, reason: .notInPairingMode))])
+    }
+
+    @Test func aWrongConfirmationDoesNotActivate() throws {
+        var device = device()
+        device.enterPairingMode(now: t0)
+        _ = send(&device, .activate(req: RequestID("a")!))
+        let req = RequestID("c")!
+        _ = try challenge(&device, req: req)
+        let effects = send(&device, .confirm(req: req, response: .random()))
+        #expect(effects == [.publish(.result(req: req, granted: false, reason: .badResponse))])
+        #expect(!device.flash.activated)
+    }
+
+    @Test func aCorrectResponseOpensOnce() throws {
+        var device = device(activated: true)
+        let req = RequestID("u1")!
+        let response = try challenge(&device, req: req)
+        #expect(send(&device, .respond(req: req, response: response)) == [.publish(.result(req: req, granted: true, reason: nil)), .openRelay])
+        // The same respond again (a replay, a QoS 1 redelivery) opens nothing.
+        #expect(send(&device, .respond(req: req, response: response)) == [.publish(.result(req: req, granted: false, reason: .noPendingChallenge))])
+        #expect(device.counters.openings == 1)
+        #expect(device.counters.denials == 1)
+    }
+
+    @Test func aWrongResponseConsumesTheChallenge() throws {
+        var device = device(activated: true)
+        let req = RequestID("u2")!
+        let response = try challenge(&device, req: req)
+        #expect(send(&device, .respond(req: req, response: .random())) == [.publish(.result(req: req, granted: false, reason: .badResponse))])
+        // The right answer after a wrong one is too late: no guessing.
+        #expect(send(&device, .respond(req: req, response: response)) == [.publish(.result(req: req, granted: false, reason: .noPendingChallenge))])
+        #expect(device.counters.openings == 0)
+    }
+
+    @Test func aLateResponseIsDenied() throws {
+        var device = device(activated: true)
+        let req = RequestID("u3")!
+        let response = try challenge(&device, req: req)
+        #expect(
+            send(&device, .respond(req: req, response: response), at: .seconds(5))
+                == [.publish(.result(req: req, granted: false, reason: .expired))])
+        #expect(device.counters.openings == 0)
+    }
+
+    @Test func onlyTheLatestChallengeCounts() throws {
+        var device = device(activated: true)
+        let first = RequestID("first")!
+        let second = RequestID("second")!
+        let firstResponse = try challenge(&device, req: first)
+        _ = try challenge(&device, req: second)
+        #expect(
+            send(&device, .respond(req: first, response: firstResponse))
+                == [.publish(.result(req: first, granted: false, reason: .noPendingChallenge))])
+    }
+
+    @Test func aConnectionChangeForgetsTheChallenge() throws {
+        var device = device(activated: true)
+        let req = RequestID("u4")!
+        let response = try challenge(&device, req: req)
+        device.connectionChanged()
+        #expect(send(&device, .respond(req: req, response: response)) == [.publish(.result(req: req, granted: false, reason: .noPendingChallenge))])
+    }
+
+    @Test func anUnactivatedLockOpensForNobody() {
+        var device = device()
+        let req = RequestID("u5")!
+        #expect(send(&device, .challenge(req: req)) == [.publish(.error(req: req, reason: .notActivated))])
+        #expect(send(&device, .respond(req: req, response: .random())) == [.publish(.result(req: req, granted: false, reason: .noPendingChallenge))])
+    }
+
+    @Test func malformedCommandsAreDroppedAndCounted() {
+        var device = device(activated: true)
+        for payload in ["", "{}", "nope", #"{"v":1,"op":"respond","req":"x"}"#] {
+            #expect(device.handle(Array(payload.utf8), now: t0).isEmpty)
+        }
+        #expect(device.counters.malformed == 4)
+    }
+
+    @Test func factoryResetKeepsTheLabelAndForgetsTheKey() {
+        var device = device(activated: true)
+        let key = device.flash.deviceKey
+        let code = device.flash.setupCode.formatted
+        device.factoryReset()
+        #expect(!device.flash.activated)
+        #expect(!device.flash.deviceKey.constantTimeEquals(key))
+        #expect(device.flash.setupCode.formatted == code)
+        #expect(device.flash.lock == lock)
+    }
+}
