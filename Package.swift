@@ -132,8 +132,9 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "UnlockITCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: strict

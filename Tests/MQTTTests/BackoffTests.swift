@@ -1,0 +1,34 @@
+import MQTT
+import Testing
+
+@Suite struct BackoffTests {
+    let backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5), jitter: 0.5)
+
+    @Test func growsExponentiallyUpToTheMaximum() {
+        let ceilings = (0..<10).map { backoff.delay(attempt: $0, random: { 0 }) }
+        #expect(ceilings[0] == .milliseconds(100))
+        #expect(ceilings[1] == .milliseconds(200))
+        #expect(ceilings[2] == .milliseconds(400))
+        #expect(ceilings[5] == .milliseconds(3200))
+        #expect(ceilings[6] == .seconds(5))
+        #expect(ceilings[9] == .seconds(5))
+        #expect(backoff.delay(attempt: 1_000_000, random: { 0 }) == .seconds(5))
+    }
+
+    @Test func jitterSpreadsDelaysWithinTheConfiguredFraction() {
+        #expect(backoff.delay(attempt: 3, random: { 0.999_999 }) > .milliseconds(400))
+        #expect(backoff.delay(attempt: 3, random: { 0.999_999 }) < .milliseconds(401))
+        let delays = Set((0..<50).map { _ in backoff.delay(attempt: 4) })
+        #expect(delays.count > 40)
+        #expect(delays.allSatisfy { $0 >= .milliseconds(800) && $0 <= .milliseconds(1600) })
+    }
+
+    @Test func brokerAddresses() {
+        #expect(BrokerAddress("mqtt://127.0.0.1:1883") == BrokerAddress(host: "127.0.0.1", port: 1883))
+        #expect(BrokerAddress("mqtt://broker.local") == BrokerAddress(host: "broker.local", port: 1883))
+        #expect(BrokerAddress("http://x:1") == nil)
+        #expect(BrokerAddress("mqtt://:1883") == nil)
+        #expect(BrokerAddress("mqtt://h:0") == nil)
+        #expect(BrokerAddress("mqtt://h:99999") == nil)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Where the project's executables are: `UNLOCKIT_BIN_DIR`, else beside the test bundle
+/// (`swift build` puts both in `.build/debug`). `scripts/test` builds them before testing.
+public enum Binaries {
+    public static var directory: String {
+        if let directory = ProcessInfo.processInfo.environment["UNLOCKIT_BIN_DIR"] { return directory }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // The test runner may sit inside an .xctest bundle folder.
+        while url.pathExtension == "xctest" || url.lastPathComponent == "Contents" || url.lastPathComponent == "MacOS" {
+            url.deleteLastPathComponent()
+        }
+        return url.path
+    }
+
+    public static func path(_ name: String) throws -> String {
+        let path = "\(directory)/\(name)"
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw TestSupportError("\(name) is not built in \(directory); run `swift build` first (scripts/test does)")
+        }
+        return path
+    }
+
+    /// mosquitto and its tools live in sbin on Debian.
+    public static func system(_ name: String) throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let folders = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/local/sbin", "/sbin", "/usr/bin"]
+        guard let found = folders.map({ "\($0)/\(name)" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw TestSupportError("\(name) is not installed (apt-get install mosquitto mosquitto-clients)")
+        }
+        return found
+    }
+}
+
+public struct TestSupportError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A fresh temporary folder, removed by ``remove()``.
+public struct TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init(_ prefix: String = "unlockit-test") throws {
+        let path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        self.path = path
+    }
+
+    public func remove() { try? FileManager.default.removeItem(atPath: path) }
+}

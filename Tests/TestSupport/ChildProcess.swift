@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A real process started by a test, with its output (stdout and stderr together) collected line by line.
+///
+/// Built on `posix_spawn` and `waitpid` rather than Foundation's `Process`, whose `isRunning` is not
+/// updated on Linux unless a run loop turns.
+public final class ChildProcess: Sendable {
+    public let name: String
+    public let pid: pid_t
+    private let stdinFD: Int32
+    private let collected = Lines()
+    private let status = Mutex<Int32?>(nil)
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], name: String? = nil) throws {
+        self.name = name ?? URL(fileURLWithPath: executable).lastPathComponent
+        var input: [Int32] = [0, 0]
+        var output: [Int32] = [0, 0]
+        guard pipe(&input) == 0, pipe(&output) == 0 else { throw TestSupportError("pipe failed") }
+        // Not inherited by other children; posix_spawn's dup2 gives this child its own copies.
+        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 2)
+
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        // The test runner may ignore or block signals; the child starts with every signal at its default.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t()
+        sigfillset(&all)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        close(input[0])
+        close(output[1])
+        guard rc == 0 else {
+            close(input[1])
+            close(output[0])
+            throw TestSupportError("cannot start \(executable): \(String(cString: strerror(rc)))")
+        }
+        self.pid = pid
+        self.stdinFD = input[1]
+
+        let readFD = output[0]
+        let collected = self.collected
+        let thread = Thread {
+            var pending = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(readFD, $0.baseAddress, 4096) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                pending.append(contentsOf: buffer[0..<count])
+                while let newline = pending.firstIndex(of: 0x0a) {
+                    collected.append(String(decoding: pending[0..<newline], as: UTF8.self))
+                    pending.removeSubrange(0...newline)
+                }
+            }
+            if !pending.isEmpty { collected.append(String(decoding: pending, as: UTF8.self)) }
+            close(readFD)
+        }
+        thread.start()
+    }
+
+    /// Reaps the process if it has ended.
+    public var isRunning: Bool {
+        status.withLock { status in
+            guard status == nil else { return false }
+            var raw: Int32 = 0
+            let result = waitpid(pid, &raw, WNOHANG)
+            guard result == pid else { return result == 0 }
+            // Exit code, or 128 + signal number as a shell reports it.
+            status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            return false
+        }
+    }
+
+    public var output: [String] { collected.all }
+    public var exitCode: Int32? { isRunning ? nil : status.withLock { $0 } }
+
+    /// Waits until a line of output after the first `skip` lines contains `text`; returns that line.
+    @discardableResult
+    public func waitForLine(containing text: String, after skip: Int = 0, timeout: Duration = .seconds(10)) async throws -> String {
+        var found: String?
+        try await Network.waitUntil("\"\(text)\" from \(name)", timeout: timeout) {
+            found = output.dropFirst(skip).first { $0.contains(text) }
+            return found != nil
+        }
+        return found!
+    }
+
+    public func lines(containing text: String) -> [String] { output.filter { $0.contains(text) } }
+
+    /// Writes a line to the process's stdin.
+    public func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(stdinFD, $0.baseAddress, $0.count) }
+    }
+
+    public func signal(_ number: Int32) {
+        if isRunning { kill(pid, number) }
+    }
+
+    /// SIGTERM, then SIGKILL if the process has not ended after `grace`. Returns the exit status.
+    @discardableResult
+    public func stop(grace: Duration = .seconds(5)) async -> Int32 {
+        signal(SIGTERM)
+        try? await Network.waitUntil("\(name) to stop", timeout: grace) { !isRunning }
+        kill9()
+        return exitCode ?? -1
+    }
+
+    /// SIGKILL: the process dies without any chance to say goodbye.
+    public func kill9() {
+        guard isRunning else { return }
+        kill(pid, SIGKILL)
+        while isRunning { usleep(1000) }
+    }
+
+    /// Waits for the process to end by itself; returns its exit status.
+    public func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
+        try await Network.waitUntil("\(name) to exit", timeout: timeout) { !isRunning }
+        return exitCode ?? -1
+    }
+
+    deinit {
+        kill9()
+        close(stdinFD)
+    }
+}
+
+/// Output lines collected by a reader thread.
+private final class Lines: Sendable {
+    private let storage = Mutex<[String]>([])
+    func append(_ line: String) { storage.withLock { $0.append(line) } }
+    var all: [String] { storage.withLock { $0 } }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// A real `unlockit-lock` process with its own state file.
+public final class TestLock: Sendable {
+    public let id: String
+    public let setupCode: String
+    public let statePath: String
+    private let running = LockedBox<ChildProcess?>(nil)
+
+    /// First boot (`unlockit-lock label`): creates the flash and reads the label.
+    public init(id: String, directory: String) async throws {
+        let statePath = "\(directory)/\(id).json"
+        let label = try ChildProcess(try Binaries.path("unlockit-lock"), ["label", "--state", statePath, "--id", id, "--json"], name: "label")
+        guard try await label.waitForExit() == 0, let line = label.output.first(where: { $0.hasPrefix("{") }),
+            let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String], let code = json["setupCode"]
+        else { throw TestSupportError("unlockit-lock label failed: \(label.output)") }
+        self.id = id
+        self.setupCode = code
+        self.statePath = statePath
+    }
+
+    public var process: ChildProcess? { running.get() }
+
+    /// Starts the lock and waits until it is connected to the broker.
+    @discardableResult
+    public func start(broker: String, password: String, pairing: Bool = true, arguments: [String] = [], waitForConnection: Bool = true)
+        async throws -> ChildProcess
+    {
+        let process = try ChildProcess(
+            try Binaries.path("unlockit-lock"),
+            ["run", "--state", statePath, "--broker", broker] + (pairing ? ["--pairing"] : []) + arguments,
+            environment: ["UNLOCKIT_LOCK_PASSWORD": password], name: id)
+        running.set(process)
+        if waitForConnection { try await process.waitForLine(containing: "connected to the broker") }
+        return process
+    }
+
+    public func stop() async { await running.get()?.stop() }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// A real `unlockit-server serve` process on a fresh SQLite file, connected to a ``TestBroker``.
+public final class TestServer: Sendable {
+    public let directory: String
+    public let environment: [String: String]
+    public let process: ChildProcess
+    public let port: Int
+    public var api: APIClient { APIClient(baseURL: "http://127.0.0.1:\(port)") }
+    public var databasePath: String { environment["UNLOCKIT_DATABASE"]! }
+
+    private init(directory: String, environment: [String: String], process: ChildProcess, port: Int) {
+        self.directory = directory
+        self.environment = environment
+        self.process = process
+        self.port = port
+    }
+
+    public static func environment(broker: TestBroker, directory: String, extra: [String: String] = [:]) -> [String: String] {
+        var environment = [
+            "UNLOCKIT_DATABASE": "\(directory)/data/unlockit.sqlite",
+            "UNLOCKIT_MQTT_URL": broker.url,
+            "UNLOCKIT_MQTT_PASSWORD_FILE": broker.passwordFile,
+            "UNLOCKIT_HTTP_PORT": "0",
+            "UNLOCKIT_LOG_LEVEL": "info",
+        ]
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    /// Starts the server and waits until `/healthz` says it is connected to the broker.
+    public static func start(broker: TestBroker, directory: String, extra: [String: String] = [:]) async throws -> TestServer {
+        let environment = environment(broker: broker, directory: directory, extra: extra)
+        let portFile = "\(directory)/port-\(UUID().uuidString.prefix(6))"
+        let process = try ChildProcess(try Binaries.path("unlockit-server"), ["serve", "--port-file", portFile], environment: environment)
+        var port = 0
+        try await Network.waitUntil("the server's port file") {
+            guard process.isRunning else { throw TestSupportError("unlockit-server exited: \(process.output.suffix(20))") }
+            port = Int((try? String(contentsOfFile: portFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+            return port > 0
+        }
+        let server = TestServer(directory: directory, environment: environment, process: process, port: port)
+        try await server.waitUntilHealthy()
+        return server
+    }
+
+    public func waitUntilHealthy(timeout: Duration = .seconds(15)) async throws {
+        try await Network.waitUntil("the server to be healthy", timeout: timeout) {
+            (try? await api.get("/healthz").status) == 200
+        }
+    }
+
+    /// `unlockit-server bootstrap`: creates a company and its admin; returns the initial password.
+    public func bootstrap(company: String, adminEmail: String) async throws -> String {
+        let bootstrap = try ChildProcess(
+            try Binaries.path("unlockit-server"), ["bootstrap", "--company", company, "--admin-email", adminEmail], environment: environment,
+            name: "bootstrap")
+        guard try await bootstrap.waitForExit() == 0,
+            let line = bootstrap.output.first(where: { $0.hasPrefix("Initial password") }),
+            let password = line.split(separator: " ").last
+        else { throw TestSupportError("bootstrap failed: \(bootstrap.output)") }
+        return String(password)
+    }
+
+    /// Bootstraps a company and returns a signed-in admin token (the first-login change done).
+    public func adminSession(company: String = "Acme", email: String = "admin@acme.test") async throws -> String {
+        let initial = try await bootstrap(company: company, adminEmail: email)
+        return try await api.signIn(email: email, password: initial, newPassword: "admin password \(company)")
+    }
+
+    public func stop() async { await process.stop() }
+}
