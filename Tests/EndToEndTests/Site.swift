@@ -1,0 +1,161 @@
+import Foundation
+import MQTT
+import TestSupport
+
+/// A complete local site for one test: a real mosquitto, a real server process on a fresh SQLite
+/// file, a bootstrapped company with a signed-in admin, and one room.
+struct Site {
+    let directory: TemporaryDirectory
+    let broker: TestBroker
+    let server: TestServer
+    let admin: String
+    let roomID: String
+
+    var api: APIClient { server.api }
+
+    static func start(serverEnvironment: [String: String] = [:], requiredLevel: Int = 3) async throws -> Site {
+        let directory = try TemporaryDirectory("unlockit-e2e")
+        let broker = try await TestBroker.start(in: directory.path)
+        let server = try await TestServer.start(broker: broker, directory: directory.path, extra: serverEnvironment)
+        let admin = try await server.adminSession()
+        let room = try await server.api.post("/api/v1/rooms", token: admin, ["name": "Lab", "type": "office", "requiredLevel": requiredLevel])
+        guard room.status == 201, let roomID = room.string("id") else { throw TestSupportError("room: \(room)") }
+        return Site(directory: directory, broker: broker, server: server, admin: admin, roomID: roomID)
+    }
+
+    /// Registers a lock through the API and boots its simulator; returns it with its broker password.
+    func registerLock(_ id: String, room: String? = nil) async throws -> (lock: TestLock, password: String) {
+        let lock = try await TestLock(id: id, directory: directory.path)
+        let reply = try await api.post("/api/v1/locks", token: admin, ["id": id, "name": "Door \(id)", "roomId": room ?? roomID])
+        guard reply.status == 201, let mqtt = reply.json["mqtt"] as? [String: any Sendable], let password = mqtt["password"] as? String else {
+            throw TestSupportError("register: \(reply)")
+        }
+        return (lock, password)
+    }
+
+    /// Registers, starts in pairing mode, and activates a lock.
+    func activeLock(_ id: String, arguments: [String] = [], room: String? = nil) async throws -> (lock: TestLock, password: String) {
+        let (lock, password) = try await registerLock(id, room: room)
+        try await lock.start(broker: broker.url, password: password, pairing: true, arguments: arguments)
+        try await waitUntilOnline(id)
+        let reply = try await api.post("/api/v1/locks/\(id)/activate", token: admin, ["setupCode": lock.setupCode])
+        guard reply.status == 200 else { throw TestSupportError("activate: \(reply)") }
+        return (lock, password)
+    }
+
+    func waitUntilOnline(_ id: String, _ online: Bool = true, timeout: Duration = .seconds(10)) async throws {
+        try await Network.waitUntil("\(id) online=\(online)", timeout: timeout) {
+            (try await api.get("/api/v1/locks/\(id)", token: admin).json["online"] as? Bool) == online
+        }
+    }
+
+    /// An employee (first-login change done) with a security level; returns their id and token.
+    func employee(_ email: String, level: Int) async throws -> (id: String, token: String) {
+        let reply = try await api.post(
+            "/api/v1/users", token: admin,
+            ["email": email, "name": email, "role": "employee", "securityLevel": level, "password": "initial password 1"])
+        guard reply.status == 201, let user = reply.json["user"] as? [String: any Sendable], let id = user["id"] as? String else {
+            throw TestSupportError("create user: \(reply)")
+        }
+        return (id, try await api.signIn(email: email, password: "initial password 1", newPassword: "my own password 1"))
+    }
+
+    /// Makes the admin able to open the site's room (level 0 is below the room's level).
+    func authorizeAdmin() async throws {
+        let me = try await api.get("/api/v1/me", token: admin)
+        let id = (me.json["user"] as? [String: any Sendable])?["id"] as? String ?? ""
+        let reply = try await api.call("PUT", "/api/v1/rooms/\(roomID)/authorized-users/\(id)", token: admin)
+        guard reply.status == 200 else { throw TestSupportError("authorize: \(reply)") }
+    }
+
+    func unlock(_ id: String, token: String? = nil) async throws -> APIClient.Reply {
+        try await api.post("/api/v1/locks/\(id)/unlock", token: token ?? admin)
+    }
+
+    /// Creates the broker account for ``superuser(_:)``; once per site.
+    func addSuperuserAccount() async throws {
+        try await broker.addSuperuser(username: "tester", password: "superuser password")
+    }
+
+    /// A broker client that may publish and subscribe anywhere (``addSuperuserAccount()`` first).
+    func superuser(_ name: String = "tester") async throws -> MQTTClient {
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(
+                host: "127.0.0.1", port: broker.port, clientID: "\(name)-\(UUID().uuidString.prefix(6))", username: "tester",
+                password: "superuser password"))
+        client.start()
+        try await client.waitUntilConnected(timeout: .seconds(5))
+        return client
+    }
+
+    func shutdown() async {
+        await server.stop()
+        await broker.stop()
+        directory.remove()
+    }
+}
+
+extension TestLock {
+    /// The lock's counters, from its `stats` command.
+    func stats() async throws -> [String: Int] {
+        guard let process else { throw TestSupportError("lock not running") }
+        let before = process.output.count
+        process.send("stats")
+        let line = try await process.waitForLine(containing: "stats openings=", after: before)
+        var counters: [String: Int] = [:]
+        for field in line.split(separator: " ") where field.contains("=") {
+            let parts = field.split(separator: "=")
+            if let value = Int(parts[1]) { counters[String(parts[0])] = value }
+        }
+        return counters
+    }
+
+    /// The device key from the lock's flash: a test may read the simulator's flash, an attacker may not.
+    func deviceKey() throws -> [UInt8] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        let json = try JSONSerialization.jsonObject(with: data) as? [String: any Sendable]
+        let hex = json?["deviceKey"] as? String ?? ""
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return bytes
+    }
+}
+
+extension MQTTClient {
+    /// Subscribes to `topics` and collects every message from now on. Call once per client: the
+    /// client's message stream has a single reader.
+    func record(_ topics: String...) async throws -> MessageRecorder {
+        let recorder = MessageRecorder()
+        Task { [messages] in
+            for await message in messages { recorder.append(message) }
+        }
+        for topic in topics { try await subscribe(topic) }
+        return recorder
+    }
+}
+
+final class MessageRecorder: Sendable {
+    private let box = LockedBox<[MQTTMessage]>([])
+
+    func append(_ message: MQTTMessage) { box.set(box.get() + [message]) }
+    var messages: [MQTTMessage] { box.get() }
+    var payloads: [String] { messages.map { String(decoding: $0.payload, as: UTF8.self) } }
+
+    func payloads(on topic: String) -> [String] {
+        messages.filter { $0.topic == topic }.map { String(decoding: $0.payload, as: UTF8.self) }
+    }
+
+    func waitFor(_ what: String, timeout: Duration = .seconds(5), _ predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+        var found: String?
+        try await Network.waitUntil(what, timeout: timeout) {
+            found = payloads.first(where: predicate)
+            return found != nil
+        }
+        return found!
+    }
+}
