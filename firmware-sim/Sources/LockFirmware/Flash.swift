@@ -36,7 +36,7 @@ public struct FlashFile: Sendable {
         self.durable = durable
     }
 
-    public enum FlashError: Error, CustomStringConvertible {
+    public enum FlashError: Error, Equatable, CustomStringConvertible {
         case unreadable(String)
         case corrupt(String)
 
