@@ -146,12 +146,18 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "UnlockITStoreTests", dependencies: ["UnlockITStore", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "UnlockITStoreTests",
+            dependencies: ["UnlockITStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UnlockITServerTests",
             dependencies: [
-                "UnlockITServer", "TestSupport",
+                "UnlockITServer", "UnlockITStore", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

@@ -1,0 +1,198 @@
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+import UnlockITCore
+import UnlockITStore
+
+@Suite struct SQLiteStoreTests {
+    let directory: TemporaryDirectory
+    let store: SQLiteStore
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    init() throws {
+        directory = try TemporaryDirectory("unlockit-store")
+        store = try SQLiteStore(path: "\(directory.path)/db/unlockit.sqlite")
+    }
+
+    func audit(_ company: CompanyID, _ action: AuditAction = .createUser) -> AuditEvent {
+        AuditEvent(companyID: company, at: now, actorID: nil, action: action, outcome: .success)
+    }
+
+    func makeUser(_ company: CompanyID, _ email: String, role: Role = .employee, level: Int = 0) -> User {
+        User(
+            id: .generate(), companyID: company, email: email, name: email, role: role, securityLevel: level, enabled: true,
+            mustChangePassword: false, createdAt: now, updatedAt: now)
+    }
+
+    /// A company with its admin.
+    func makeCompany(_ name: String) async throws -> (Company, User) {
+        let company = Company(id: .generate(), name: name, createdAt: now)
+        let admin = makeUser(company.id, "admin@\(name.lowercased()).test", role: .admin)
+        try await store.createCompany(company, admin: admin, passwordHash: "hash", audit: audit(company.id, .createCompany))
+        return (company, admin)
+    }
+
+    func makeRoom(_ company: CompanyID, _ name: String) async throws -> Room {
+        let room = Room(
+            id: .generate(), companyID: company, name: name, description: "", type: .office, bookable: false, requiredLevel: 1,
+            authorizedUsers: [], createdAt: now, updatedAt: now)
+        try await store.createRoom(room, audit: audit(company, .createRoom))
+        return room
+    }
+
+    @Test func migrationsAreNamedAndApplied() async throws {
+        #expect(try await store.appliedMigrations() == ["v1: companies, users, rooms, locks, sessions, audit", "v2: server settings"])
+        // Reopening an existing file migrates nothing again and keeps the data.
+        let (company, _) = try await makeCompany("Reopen")
+        let again = try SQLiteStore(path: "\(directory.path)/db/unlockit.sqlite")
+        #expect(try await again.company(company.id)?.name == "Reopen")
+    }
+
+    @Test func theDatabaseFileIsPrivate() throws {
+        let mode = try FileManager.default.attributesOfItem(atPath: "\(directory.path)/db/unlockit.sqlite")[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+    }
+
+    @Test func companyDataStaysInItsCompany() async throws {
+        let (a, adminA) = try await makeCompany("Alpha")
+        let (b, _) = try await makeCompany("Beta")
+        let roomA = try await makeRoom(a.id, "Lab")
+        let lockA = Lock(id: LockID("lock-alpha")!, companyID: a.id, roomID: roomA.id, name: "Door", state: .registered, createdAt: now)
+        try await store.createLock(lockA)
+
+        #expect(try await store.user(adminA.id, in: b.id) == nil)
+        #expect(try await store.room(roomA.id, in: b.id) == nil)
+        #expect(try await store.lock(lockA.id, in: b.id) == nil)
+        #expect(try await store.unlockContext(lockA.id, in: b.id) == nil)
+        #expect(try await store.users(in: b.id).allSatisfy { $0.companyID == b.id })
+        #expect(try await store.auditEvents(AuditQuery(companyID: b.id)).allSatisfy { $0.companyID == b.id })
+
+        var foreign = adminA
+        foreign.companyID = b.id
+        await #expect(throws: StoreError.notFound) { try await store.updateUser(foreign, audit: audit(b.id)) }
+        await #expect(throws: StoreError.notFound) { try await store.deleteUser(adminA.id, in: b.id, audit: audit(b.id)) }
+        await #expect(throws: StoreError.notFound) { try await store.deleteRoom(roomA.id, in: b.id, audit: audit(b.id)) }
+        await #expect(throws: StoreError.notFound) {
+            try await store.setAuthorization(user: adminA.id, room: roomA.id, in: b.id, authorized: true, audit: audit(b.id))
+        }
+        await #expect(throws: StoreError.notFound) { try await store.retireLock(lockA.id, in: b.id, at: now, audit: audit(b.id)) }
+        // A lock cannot be placed in another company's room.
+        let sneaky = Lock(id: LockID("lock-beta")!, companyID: b.id, roomID: roomA.id, name: "Door", state: .registered, createdAt: now)
+        await #expect(throws: StoreError.notFound) { try await store.createLock(sneaky) }
+    }
+
+    @Test func uniqueness() async throws {
+        let (a, adminA) = try await makeCompany("Gamma")
+        let (b, _) = try await makeCompany("Delta")
+        await #expect(throws: StoreError.emailTaken) {
+            try await store.createUser(makeUser(b.id, adminA.email), passwordHash: nil, audit: audit(b.id))
+        }
+        _ = try await makeRoom(a.id, "Meeting Room")
+        await #expect(throws: StoreError.roomNameTaken) { _ = try await makeRoom(a.id, "meeting room") }
+        // Another company may use the same room name.
+        _ = try await makeRoom(b.id, "Meeting Room")
+        let lock = Lock(id: LockID("lock-unique")!, companyID: a.id, roomID: nil, name: "L", state: .registered, createdAt: now)
+        try await store.createLock(lock)
+        var other = lock
+        other.companyID = b.id
+        await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(other) }
+    }
+
+    @Test func theLastAdminStays() async throws {
+        let (company, admin) = try await makeCompany("Epsilon")
+        var demoted = admin
+        demoted.role = .employee
+        await #expect(throws: StoreError.lastAdmin) { try await store.updateUser(demoted, audit: audit(company.id)) }
+        var disabled = admin
+        disabled.enabled = false
+        await #expect(throws: StoreError.lastAdmin) { try await store.updateUser(disabled, audit: audit(company.id)) }
+        await #expect(throws: StoreError.lastAdmin) { try await store.deleteUser(admin.id, in: company.id, audit: audit(company.id)) }
+        #expect(try await store.user(admin.id)?.role == .admin)
+
+        let second = makeUser(company.id, "second@epsilon.test", role: .admin)
+        try await store.createUser(second, passwordHash: nil, audit: audit(company.id))
+        try await store.updateUser(demoted, audit: audit(company.id))
+        #expect(try await store.user(admin.id)?.role == .employee)
+    }
+
+    @Test func aBatchOfUsersIsAllOrNothing() async throws {
+        let (company, admin) = try await makeCompany("Zeta")
+        let batch = [makeUser(company.id, "one@zeta.test"), makeUser(company.id, admin.email), makeUser(company.id, "three@zeta.test")]
+        await #expect(throws: StoreError.emailTaken) {
+            try await store.createUsers(batch.map { ($0, nil, audit(company.id)) })
+        }
+        #expect(try await store.users(in: company.id).count == 1)
+    }
+
+    @Test func roomsWithLiveLocksCannotBeDeleted() async throws {
+        let (company, _) = try await makeCompany("Eta")
+        let room = try await makeRoom(company.id, "Vault")
+        let lock = Lock(id: LockID("lock-vault")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
+        try await store.createLock(lock)
+        await #expect(throws: StoreError.roomHasLocks) { try await store.deleteRoom(room.id, in: company.id, audit: audit(company.id)) }
+        try await store.retireLock(lock.id, in: company.id, at: now, audit: audit(company.id, .retireLock))
+        try await store.deleteRoom(room.id, in: company.id, audit: audit(company.id))
+        let retired = try await store.lock(lock.id, in: company.id)
+        #expect(retired?.state == .retired)
+        #expect(retired?.roomID == nil)
+    }
+
+    @Test func activationStoresTheSealedKeyAndRetirementDestroysIt() async throws {
+        let (company, _) = try await makeCompany("Theta")
+        let room = try await makeRoom(company.id, "Office")
+        let lock = Lock(id: LockID("lock-theta")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
+        try await store.createLock(lock)
+        try await store.activateLock(lock.id, in: company.id, sealedKey: [1, 2, 3], at: now, audit: audit(company.id, .activateLock))
+        let context = try await store.unlockContext(lock.id, in: company.id)
+        #expect(context?.lock.state == .active)
+        #expect(context?.sealedKey == [1, 2, 3])
+        #expect(context?.room?.id == room.id)
+        try await store.retireLock(lock.id, in: company.id, at: now, audit: audit(company.id, .retireLock))
+        #expect(try await store.unlockContext(lock.id, in: company.id)?.sealedKey == nil)
+        await #expect(throws: StoreError.invalidLockState(.retired)) {
+            try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, audit: audit(company.id))
+        }
+    }
+
+    @Test func aPasswordChangeRevokesTheOtherSessions() async throws {
+        let (company, admin) = try await makeCompany("Iota")
+        let keep: [UInt8] = Array(repeating: 1, count: 32)
+        let other: [UInt8] = Array(repeating: 2, count: 32)
+        for hash in [keep, other] {
+            try await store.createSession(Session(tokenHash: hash, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)))
+        }
+        try await store.setPassword(admin.id, hash: "new", mustChange: false, keepSession: keep, audit: audit(company.id, .changePassword))
+        #expect(try await store.session(tokenHash: keep)?.session.isValid(at: now) == true)
+        #expect(try await store.session(tokenHash: other)?.session.isValid(at: now) == false)
+        try await store.revokeSession(tokenHash: keep, at: now)
+        #expect(try await store.session(tokenHash: keep)?.session.isValid(at: now) == false)
+    }
+
+    @Test func theAuditLogFiltersPagesAndCannotBeRewritten() async throws {
+        let (company, admin) = try await makeCompany("Kappa")
+        let lock = LockID("lock-kappa")!
+        for index in 0..<25 {
+            try await store.append(
+                AuditEvent(
+                    companyID: company.id, at: now.addingTimeInterval(Double(index)), actorID: admin.id, action: .unlock, lockID: lock,
+                    outcome: index % 5 == 0 ? .success : .denied, reason: index % 5 == 0 ? "granted" : "level_too_low"))
+        }
+        let successes = try await store.auditEvents(AuditQuery(companyID: company.id, action: .unlock, outcome: .success))
+        #expect(successes.count == 5)
+        let page1 = try await store.auditEvents(AuditQuery(companyID: company.id, lockID: lock, limit: 10))
+        let page2 = try await store.auditEvents(AuditQuery(companyID: company.id, lockID: lock, before: page1.last!.id, limit: 10))
+        #expect(page1.count == 10 && page2.count == 10)
+        #expect(page1.map(\.id) == page1.map(\.id).sorted(by: >))
+        #expect(page1.last!.id > page2.first!.id)
+        let window = try await store.auditEvents(
+            AuditQuery(companyID: company.id, lockID: lock, from: now.addingTimeInterval(10), to: now.addingTimeInterval(15)))
+        #expect(window.count == 5)
+        #expect(try await store.auditEvents(AuditQuery(companyID: company.id, userID: admin.id)).count >= 25)
+
+        // Not even someone with the database file can quietly change the log.
+        let queue = try DatabaseQueue(path: "\(directory.path)/db/unlockit.sqlite")
+        #expect(throws: (any Error).self) { try queue.write { try $0.execute(sql: "UPDATE auditEvent SET outcome = 'success'") } }
+        #expect(throws: (any Error).self) { try queue.write { try $0.execute(sql: "DELETE FROM auditEvent") } }
+    }
+}
