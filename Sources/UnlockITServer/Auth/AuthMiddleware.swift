@@ -15,7 +15,9 @@ struct AuthMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
         guard let token = request.headers.bearerToken, SessionTokens.isWellFormed(token) else { throw APIError.unauthenticated }
         let hash = SessionTokens.hash(token)
-        guard let (session, user) = try await store.session(tokenHash: hash), session.isValid(at: clock.now()), user.enabled else {
+        // A disabled user's session stays authenticated, so that an unlock attempt is refused by the
+        // access rule and audited; every other route refuses them (AppContext.requireIdentity).
+        guard let (session, user) = try await store.session(tokenHash: hash), session.isValid(at: clock.now()) else {
             throw APIError.unauthenticated
         }
         if user.mustChangePassword && !allowsPendingPasswordChange { throw APIError.passwordChangeRequired }

@@ -95,7 +95,7 @@ struct AuthController {
             try await services.store.append(
                 services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: "user_disabled", subject: user.id))
             services.metrics.signIn(outcome: "user_disabled")
-            throw APIError(.forbidden, code: "user_disabled", title: "This account is disabled")
+            throw APIError.userDisabled
         }
         let token = SessionTokens.generate()
         let now = services.clock.now()
@@ -111,7 +111,7 @@ struct AuthController {
     }
 
     @Sendable func signOut(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
-        let identity = try context.requireIdentity()
+        let identity = try context.requireIdentity(allowingDisabled: true)
         try await services.store.revokeSession(tokenHash: identity.tokenHash, at: services.clock.now())
         try await services.store.append(
             services.audit(.signOut, by: identity.user, company: identity.user.companyID, subject: identity.user.id))

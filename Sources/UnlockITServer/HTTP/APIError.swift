@@ -68,6 +68,8 @@ extension APIError {
         .forbidden, code: "password_change_required", title: "Choose your own password first",
         detail: "This account still has the password an admin gave it. Change it with POST /api/v1/me/password.")
     static let adminRequired = APIError(.forbidden, code: "admin_required", title: "Only an admin may do this")
+    static let userDisabled = APIError(
+        .forbidden, code: "user_disabled", title: "This account is disabled", detail: "Ask an admin of your company to enable it.")
     static let idTokenInvalid = APIError(
         .networkAuthenticationRequired, code: "id_token_invalid", title: "The ID token could not be verified")
     static let noAccount = APIError(

@@ -26,9 +26,12 @@ public struct AppContext: RequestContext {
     public var requestDecoder: JSONDecoder { APIJSON.decoder }
     public var responseEncoder: JSONEncoder { APIJSON.encoder }
 
-    /// The caller, or 401 if the route was reached without one (a routing mistake, never a user's).
-    public func requireIdentity() throws -> Identity {
+    /// The caller: 401 if the route was reached without one (a routing mistake, never a user's),
+    /// 403 `user_disabled` if their account is disabled. Only the unlock route lets a disabled user
+    /// through, so that the attempt is decided by the access rule and audited with its reason.
+    public func requireIdentity(allowingDisabled: Bool = false) throws -> Identity {
         guard let identity else { throw APIError.unauthenticated }
+        guard identity.user.enabled || allowingDisabled else { throw APIError.userDisabled }
         return identity
     }
 }
