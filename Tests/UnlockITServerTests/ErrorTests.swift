@@ -1,0 +1,87 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import UnlockITServer
+
+/// Bad input gets a clear 4xx problem+json with a stable code, never a 5xx, and changes nothing.
+@Suite(.timeLimit(.minutes(2)))
+struct ErrorTests {
+    @Test func badInputIsAClearClientError() async throws {
+        let harness = try Harness()
+        try await harness.run { api in
+            let admin = try await api.company("Errors")
+            let cases: [(HTTPRequest.Method, String, String?, Int, String)] = [
+                (.post, "/api/v1/users", "{not json", 400, "malformed_json"),
+                (.post, "/api/v1/users", "[1,2,3]", 400, "invalid_request"),
+                (.post, "/api/v1/users", #"{"email":"a@b.test","name":"A","role":"king","securityLevel":1}"#, 400, "invalid_field"),
+                (.post, "/api/v1/users", #"{"email":"a@b.test","name":"A","role":"employee","securityLevel":"high"}"#, 400, "invalid_field"),
+                (.post, "/api/v1/users", #"{"email":"a@b.test","name":"A","role":"employee"}"#, 400, "invalid_field"),
+                (.post, "/api/v1/users", #"{"email":"a@b.test","name":"A","role":"employee","securityLevel":1,"isRoot":true}"#, 400, "unknown_field"),
+                (.post, "/api/v1/users", #"{"email":"nope","name":"A","role":"employee","securityLevel":1}"#, 400, "invalid_field"),
+                (.post, "/api/v1/users", #"{"email":"a@b.test","name":"A","role":"employee","securityLevel":-1}"#, 400, "invalid_field"),
+                (
+                    .post, "/api/v1/users", #"{"email":"a@b.test","name":"A","role":"employee","securityLevel":1,"password":"short"}"#, 400,
+                    "weak_password"
+                ),
+                (.post, "/api/v1/rooms", #"{"name":"R","type":"sauna"}"#, 400, "invalid_field"),
+                (.post, "/api/v1/rooms", #"{"name":"","type":"office"}"#, 400, "invalid_field"),
+                (.patch, "/api/v1/rooms/not-a-uuid", #"{"name":"R"}"#, 400, "invalid_id"),
+                (.get, "/api/v1/users/123", nil, 400, "invalid_id"),
+                (.get, "/api/v1/locks/Not_A_Lock", nil, 400, "invalid_id"),
+                (.post, "/api/v1/locks", #"{"id":"BAD ID","name":"x","roomId":"00000000-0000-0000-0000-000000000000"}"#, 400, "invalid_field"),
+                (.get, "/api/v1/audit?outcome=maybe", nil, 400, "invalid_field"),
+                (.get, "/api/v1/audit?limit=0", nil, 400, "invalid_field"),
+                (.get, "/api/v1/audit?from=yesterday", nil, 400, "invalid_field"),
+                (.get, "/api/v1/nothing-here", nil, 404, "route_not_found"),
+                (.post, "/api/v1/auth/sign-in", #"{"email":"x"}"#, 400, "invalid_field"),
+            ]
+            for (method, path, body, status, code) in cases {
+                let reply = try await api.call(method, path, token: admin, raw: body)
+                #expect(reply.status == status, "\(method) \(path) \(body ?? ""): \(reply)")
+                #expect(reply.code == code, "\(method) \(path) \(body ?? ""): \(reply)")
+                #expect(reply.contentType == "application/problem+json", "\(method) \(path)")
+                #expect(reply.json["type"] as? String == "urn:unlockit:problem:\(code)")
+                #expect(reply.json["status"] as? Int == status)
+            }
+            let huge = #"{"name":"\#(String(repeating: "x", count: 100_000))","type":"office"}"#
+            let tooLarge = try await api.call(.post, "/api/v1/rooms", token: admin, raw: huge)
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.code == "body_too_large")
+            // Nothing was created by any of it.
+            #expect(try await api.get("/api/v1/users", admin).items.count == 1)
+            #expect(try await api.get("/api/v1/rooms", admin).items.isEmpty)
+        }
+    }
+
+    @Test func conflictsHaveTheirOwnCodes() async throws {
+        let harness = try Harness()
+        try await harness.run { api in
+            let admin = try await api.company("Conflicts")
+            _ = try await api.createUser(admin, "dup@conflicts.test")
+            let duplicate = try await api.post(
+                "/api/v1/users", admin, ["email": "DUP@conflicts.test", "name": "D", "role": "employee", "securityLevel": 0])
+            #expect(duplicate.status == 409)
+            #expect(duplicate.code == "email_taken")
+            _ = try await api.createRoom(admin, "Lab")
+            #expect(try await api.post("/api/v1/rooms", admin, ["name": "LAB", "type": "office"]).code == "room_name_taken")
+            let me = try await api.get("/api/v1/me", admin).json["user"] as? [String: any Sendable]
+            let myID = try #require(me?["id"] as? String)
+            #expect(try await api.call(.delete, "/api/v1/users/\(myID)", token: admin).code == "cannot_delete_self")
+            #expect(try await api.call(.patch, "/api/v1/users/\(myID)", token: admin, json: ["role": "employee"]).code == "last_admin")
+        }
+    }
+
+    @Test func roomsKeepNullRequiredLevelsDistinctFromAbsentOnes() async throws {
+        let harness = try Harness()
+        try await harness.run { api in
+            let admin = try await api.company("Patch")
+            let room = try await api.createRoom(admin, "Server room", requiredLevel: 5)
+            let renamed = try await api.call(.patch, "/api/v1/rooms/\(room)", token: admin, json: ["name": "Server Room"])
+            #expect(renamed.json["requiredLevel"] as? Int == 5)
+            let listOnly = try await api.call(.patch, "/api/v1/rooms/\(room)", token: admin, raw: #"{"requiredLevel":null}"#)
+            #expect(listOnly.status == 200)
+            #expect(listOnly.json["requiredLevel"] is NSNull)
+        }
+    }
+}

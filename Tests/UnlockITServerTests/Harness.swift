@@ -1,0 +1,154 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import MQTT
+import NIOCore
+import Synchronization
+import TestSupport
+import UnlockITCore
+import UnlockITStore
+
+@testable import UnlockITServer
+
+/// A clock the test moves by hand.
+final class TestClock: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { current.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    var serverClock: ServerClock { ServerClock(now: { self.now }) }
+}
+
+/// The server application on a real SQLite file, tested through its router (HummingbirdTesting).
+/// Its broker address points at a closed port: unlocks that pass the access rule end in
+/// `broker_unavailable`, which tells the tests exactly that the rule allowed them.
+struct Harness {
+    let directory: TemporaryDirectory
+    let store: SQLiteStore
+    let clock = TestClock()
+    let masterKey: MasterKey
+    var configuration: ServerConfiguration
+
+    init(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        directory = try TemporaryDirectory("unlockit-server")
+        store = try SQLiteStore(path: "\(directory.path)/unlockit.sqlite")
+        masterKey = try MasterKey(bytes: Array(repeating: 7, count: 32))
+        configuration = ServerConfiguration()
+        configuration.databasePath = "\(directory.path)/unlockit.sqlite"
+        configuration.mqttURL = "mqtt://127.0.0.1:\(try Network.freePort())"
+        configuration.mqttPassword = "unused"
+        adjust(&configuration)
+    }
+
+    static let logger: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    func run(_ body: @Sendable (API) async throws -> Void) async throws {
+        let app = try UnlockITApp.build(
+            .init(configuration: configuration, store: store, masterKey: masterKey, clock: clock.serverClock, logger: Self.logger))
+        try await app.test(.router) { client in try await body(API(client: client, harness: self)) }
+    }
+
+    /// The controllers' shared services, for tests that build the router directly.
+    func services() throws -> AppServices {
+        let link = try BrokerLink(
+            address: .init(host: "127.0.0.1", port: 1), username: "u", password: "p", store: store, unlockTimeout: .seconds(1),
+            metrics: ServerMetrics(), logger: Self.logger)
+        return AppServices(
+            store: store, clock: clock.serverClock, hasher: PasswordHasher(cost: 12, concurrency: 1),
+            signInLimiter: SignInLimiter(perHour: 100, lockoutThreshold: 5, lockoutSeconds: 60),
+            oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,
+            accounts: link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: "")
+    }
+
+    /// A company and its admin, whose initial password is returned.
+    func bootstrap(_ company: String, email: String) async throws -> String {
+        let (_, password) = try await CompanyBootstrap(store: store, hasher: PasswordHasher(cost: 12, concurrency: 2), clock: clock.serverClock)
+            .run(companyName: company, adminEmail: email, adminName: "Admin")
+        return password
+    }
+}
+
+/// JSON calls through the router.
+struct API: Sendable {
+    let client: any TestClientProtocol
+    let harness: Harness
+
+    struct Reply: Sendable, CustomStringConvertible {
+        let status: Int
+        let body: Data
+        let contentType: String?
+        var json: [String: any Sendable] { (try? JSONSerialization.jsonObject(with: body) as? [String: any Sendable]) ?? [:] }
+        var items: [[String: any Sendable]] { json["items"] as? [[String: any Sendable]] ?? [] }
+        func string(_ key: String) -> String? { json[key] as? String }
+        var code: String? { string("code") }
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var description: String { "\(status) \(text.prefix(400))" }
+    }
+
+    func call(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: [String: any Sendable]? = nil, raw: String? = nil)
+        async throws -> Reply
+    {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        var body: ByteBuffer?
+        if let json {
+            headers[.contentType] = "application/json"
+            body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+        } else if let raw {
+            headers[.contentType] = "application/json"
+            body = ByteBuffer(string: raw)
+        }
+        let response = try await client.executeRequest(uri: path, method: method, headers: headers, body: body)
+        return Reply(status: response.status.code, body: Data(response.body.readableBytesView), contentType: response.headers[.contentType])
+    }
+
+    func get(_ path: String, _ token: String? = nil) async throws -> Reply { try await call(.get, path, token: token) }
+    func post(_ path: String, _ token: String? = nil, _ json: [String: any Sendable] = [:]) async throws -> Reply {
+        try await call(.post, path, token: token, json: json)
+    }
+
+    func signIn(_ email: String, _ password: String) async throws -> Reply {
+        try await post("/api/v1/auth/sign-in", nil, ["email": email, "password": password])
+    }
+
+    /// Signs in and, if asked to, replaces the initial password. Returns the token.
+    func session(_ email: String, _ password: String, newPassword: String = "a brand new password") async throws -> String {
+        let reply = try await signIn(email, password)
+        guard reply.status == 200, let token = reply.string("token") else { throw TestSupportError("sign-in: \(reply)") }
+        if reply.json["mustChangePassword"] as? Bool == true {
+            let changed = try await post("/api/v1/me/password", token, ["currentPassword": password, "newPassword": newPassword])
+            guard changed.status == 204 else { throw TestSupportError("password change: \(changed)") }
+        }
+        return token
+    }
+
+    /// A company with a signed-in admin.
+    func company(_ name: String) async throws -> String {
+        let email = "admin@\(name.lowercased()).test"
+        return try await session(email, try await harness.bootstrap(name, email: email))
+    }
+
+    func createUser(_ admin: String, _ email: String, level: Int = 0, role: String = "employee", password: String = "initial password 1") async throws
+        -> String
+    {
+        let reply = try await post(
+            "/api/v1/users", admin, ["email": email, "name": email, "role": role, "securityLevel": level, "password": password])
+        guard reply.status == 201, let user = reply.json["user"] as? [String: any Sendable], let id = user["id"] as? String else {
+            throw TestSupportError("create user: \(reply)")
+        }
+        return id
+    }
+
+    func createRoom(_ admin: String, _ name: String, requiredLevel: Int? = 1) async throws -> String {
+        var body: [String: any Sendable] = ["name": name, "type": "office"]
+        if let requiredLevel { body["requiredLevel"] = requiredLevel }
+        let reply = try await post("/api/v1/rooms", admin, body)
+        guard reply.status == 201, let id = reply.string("id") else { throw TestSupportError("create room: \(reply)") }
+        return id
+    }
+}

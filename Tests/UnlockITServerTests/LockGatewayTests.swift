@@ -1,0 +1,135 @@
+import Foundation
+import LockProtocol
+import Logging
+import MQTT
+import Synchronization
+import Testing
+import UnlockITCore
+
+@testable import UnlockITServer
+
+/// The gateway against a fake broker link: the test plays the lock.
+@Suite struct LockGatewayTests {
+    final class FakeLink: CommandLink {
+        private let sent = Mutex<[(topic: String, payload: [UInt8])]>([])
+        var isConnected: Bool { true }
+
+        func publish(topic: String, payload: [UInt8], qos: QoS, retain: Bool) throws(MQTTError) {
+            sent.withLock { $0.append((topic, payload)) }
+        }
+
+        var commands: [Command] { sent.withLock { $0.compactMap { try? Command.decode($0.payload) } } }
+
+        func waitForCommand(_ count: Int) async throws -> Command {
+            try await waitUntil { self.commands.count >= count }
+            return commands[count - 1]
+        }
+    }
+
+    let lock = LockID("lock-gateway")!
+    let other = LockID("lock-other")!
+    let key = Key128.random()
+
+    func gateway(timeout: Duration = .seconds(2)) -> (LockGateway, FakeLink) {
+        let link = FakeLink()
+        let gateway = LockGateway(link: link, timeout: timeout, metrics: ServerMetrics(), logger: Logger(label: "test"))
+        for id in [lock, other] {
+            gateway.handle(MQTTMessage(topic: Topics.status(id), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
+        }
+        return (gateway, link)
+    }
+
+    func answer(_ gateway: LockGateway, from id: LockID, _ event: Event) {
+        gateway.handle(MQTTMessage(topic: Topics.event(id), payload: event.encoded()))
+    }
+
+    @Test func anUnlockRunsChallengeRespondResultAndIgnoresOtherLocksAnswers() async throws {
+        let (gateway, link) = gateway()
+        async let outcome = gateway.unlock(lock, key: key)
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        let nonce = Block128.random()
+        // Another lock answering with the same req is ignored: it cannot speak for this one.
+        answer(gateway, from: other, .nonce(req: req, nonce: .random()))
+        answer(gateway, from: lock, .nonce(req: req, nonce: nonce))
+        guard case .respond(let respondReq, let response) = try await link.waitForCommand(2) else { throw Failure("expected a respond") }
+        #expect(respondReq == req)
+        #expect(response == AES128.encrypt(nonce, key: key))
+        answer(gateway, from: other, .result(req: req, granted: false, reason: .badResponse))
+        answer(gateway, from: lock, .result(req: req, granted: true, reason: nil))
+        #expect(await outcome == .granted)
+    }
+
+    @Test func aSilentLockTimesOutAndAnOfflineLockIsNotAsked() async throws {
+        let (gateway, link) = gateway(timeout: .milliseconds(300))
+        let start = ContinuousClock.now
+        #expect(await gateway.unlock(lock, key: key) == .lockTimeout)
+        #expect(start.duration(to: .now) < .seconds(1))
+
+        gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: false).encoded()))
+        let before = link.commands.count
+        #expect(await gateway.unlock(lock, key: key) == .lockOffline)
+        #expect(link.commands.count == before)
+    }
+
+    @Test func theLastWillEndsAWaitingUnlockAtOnce() async throws {
+        let (gateway, link) = gateway(timeout: .seconds(10))
+        async let outcome = gateway.unlock(lock, key: key)
+        _ = try await link.waitForCommand(1)
+        gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: false).encoded()))
+        #expect(await outcome == .lockOffline)
+    }
+
+    @Test func unlocksOfOneLockAreSerialized() async throws {
+        let (gateway, link) = gateway()
+        async let first = gateway.unlock(lock, key: key)
+        async let second = gateway.unlock(lock, key: key)
+        guard case .challenge(let req1) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        try await Task.sleep(for: .milliseconds(100))
+        // The second unlock waits: only one challenge is out.
+        #expect(link.commands.count == 1)
+        answer(gateway, from: lock, .nonce(req: req1, nonce: .random()))
+        _ = try await link.waitForCommand(2)
+        answer(gateway, from: lock, .result(req: req1, granted: true, reason: nil))
+        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw Failure("expected the second challenge") }
+        answer(gateway, from: lock, .nonce(req: req2, nonce: .random()))
+        _ = try await link.waitForCommand(4)
+        answer(gateway, from: lock, .result(req: req2, granted: false, reason: .badResponse))
+        let outcomes = await [first, second]
+        #expect(outcomes.sorted { $0.rawValue < $1.rawValue } == [.granted, .lockDenied])
+    }
+
+    @Test func aWrongSetupCodeStopsActivationBeforeAnyChallenge() async throws {
+        let (gateway, link) = gateway()
+        let code = SetupCode.random()
+        let activation = Task { try await gateway.activate(lock, setupCode: .random()) }
+        guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
+        answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
+        await #expect(throws: ActivationFailure.setupCodeMismatch) { _ = try await activation.value }
+        #expect(link.commands.count == 1)
+    }
+
+    @Test func malformedEventsAreCountedAndDropped() async throws {
+        let metrics = ServerMetrics()
+        let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: Logger(label: "test"))
+        for payload in ["{", "[]", #"{"v":1,"op":"nonce","req":"x","nonce":"00"}"#] {
+            gateway.handle(MQTTMessage(topic: Topics.event(lock), payload: Array(payload.utf8)))
+        }
+        gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: Array("online".utf8)))
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(text.contains("unlockit_mqtt_malformed_messages_total 4"))
+    }
+}
+
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func waitUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw Failure("timed out") }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}

@@ -1,0 +1,190 @@
+import Crypto
+import Foundation
+import TestSupport
+import Testing
+import UnlockITCore
+import UnlockITStore
+
+@testable import UnlockITServer
+
+@Suite(.timeLimit(.minutes(3)))
+struct SignInTests {
+    @Test("First sign-in: every call but the password change answers password_change_required")
+    func firstLoginFlow() async throws {
+        let harness = try Harness()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let signIn = try await api.signIn("admin@acme.test", initial)
+            #expect(signIn.status == 200)
+            #expect(signIn.json["lifetime"] as? Int == 8 * 3600)
+            #expect(signIn.json["mustChangePassword"] as? Bool == true)
+            let token = try #require(signIn.string("token"))
+            #expect(token.utf8.count >= 43)
+
+            for path in ["/api/v1/me", "/api/v1/users", "/api/v1/me/access", "/api/v1/rooms"] {
+                let reply = try await api.get(path, token)
+                #expect(reply.status == 403, "\(path)")
+                #expect(reply.code == "password_change_required", "\(path)")
+            }
+            let weak = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": "short"])
+            #expect(weak.code == "weak_password")
+            let wrong = try await api.post("/api/v1/me/password", token, ["currentPassword": "not it at all", "newPassword": "a good long password"])
+            #expect(wrong.status == 403)
+            #expect(wrong.code == "wrong_password")
+            let same = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": initial])
+            #expect(same.code == "password_unchanged")
+
+            let changed = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": "a good long password"])
+            #expect(changed.status == 204)
+            let me = try await api.get("/api/v1/me", token)
+            #expect(me.status == 200)
+            #expect((me.json["user"] as? [String: any Sendable])?["mustChangePassword"] as? Bool == false)
+            // The old password no longer works; the new one does.
+            #expect(try await api.signIn("admin@acme.test", initial).status == 401)
+            #expect(try await api.signIn("ADMIN@acme.test", "a good long password").status == 200)
+        }
+    }
+
+    @Test("Wrong password and unknown account answer identically")
+    func failuresLookAlike() async throws {
+        let harness = try Harness()
+        _ = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let wrong = try await api.signIn("admin@acme.test", "wrong password!!")
+            let unknown = try await api.signIn("nobody@acme.test", "wrong password!!")
+            let malformed = try await api.signIn("not an email", "wrong password!!")
+            #expect(wrong.status == 401)
+            #expect(wrong.body == unknown.body)
+            #expect(wrong.body == malformed.body)
+            #expect(wrong.code == "invalid_credentials")
+            #expect(wrong.contentType == "application/problem+json")
+        }
+    }
+
+    @Test("Sessions expire, logout revokes, a password change revokes the other sessions")
+    func sessionLifecycle() async throws {
+        let harness = try Harness { $0.tokenLifetime = 600 }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let first = try await api.session("admin@acme.test", initial, newPassword: "the password one")
+            let second = try await api.session("admin@acme.test", "the password one")
+            let third = try await api.session("admin@acme.test", "the password one")
+            #expect(try await api.get("/api/v1/me", second).status == 200)
+
+            // Logout revokes only that session.
+            #expect(try await api.post("/api/v1/auth/sign-out", second).status == 204)
+            #expect(try await api.get("/api/v1/me", second).status == 401)
+            #expect(try await api.get("/api/v1/me", third).status == 200)
+
+            // A password change keeps the session that made it and ends the others.
+            let change = try await api.post("/api/v1/me/password", third, ["currentPassword": "the password one", "newPassword": "the password two"])
+            #expect(change.status == 204)
+            #expect(try await api.get("/api/v1/me", first).status == 401)
+            #expect(try await api.get("/api/v1/me", third).status == 200)
+
+            // Expiry, by the clock the server is given.
+            harness.clock.advance(599)
+            #expect(try await api.get("/api/v1/me", third).status == 200)
+            harness.clock.advance(2)
+            let expired = try await api.get("/api/v1/me", third)
+            #expect(expired.status == 401)
+            #expect(expired.code == "unauthenticated")
+
+            #expect(try await api.get("/api/v1/me", "uit_" + String(repeating: "A", count: 43)).status == 401)
+            #expect(try await api.get("/api/v1/me", "garbage").status == 401)
+            #expect(try await api.get("/api/v1/me").status == 401)
+        }
+    }
+
+    @Test("Tokens are stored only as their SHA-256")
+    func tokensAreNotStoredInClear() async throws {
+        let harness = try Harness()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let token = try await api.session("admin@acme.test", initial)
+            _ = try await api.get("/api/v1/me", token)
+            let files = ["unlockit.sqlite", "unlockit.sqlite-wal"].compactMap {
+                FileManager.default.contents(atPath: "\(harness.directory.path)/\($0)")
+            }
+            #expect(!files.isEmpty)
+            for data in files {
+                #expect(data.range(of: Data(token.utf8)) == nil)
+                #expect(data.range(of: Data(token.dropFirst(4).prefix(20).utf8)) == nil)
+                #expect(data.range(of: Data("a brand new password".utf8)) == nil)
+            }
+            let hash = Array(SHA256.hash(data: Array(token.utf8)))
+            let stored = try await harness.store.session(tokenHash: hash)
+            #expect(stored != nil)
+        }
+    }
+
+    @Test("Repeated failures lock the account briefly, answered exactly like a wrong password")
+    func lockout() async throws {
+        let harness = try Harness {
+            $0.lockoutThreshold = 5; $0.lockoutSeconds = 60
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let wrongAnswer = try await api.signIn("admin@acme.test", "not the password")
+            for _ in 0..<4 { _ = try await api.signIn("admin@acme.test", "not the password") }
+            let locked = try await api.signIn("admin@acme.test", initial)
+            #expect(locked.status == 401)
+            #expect(locked.body == wrongAnswer.body)
+            harness.clock.advance(61)
+            #expect(try await api.signIn("admin@acme.test", initial).status == 200)
+            // The failures and the throttled attempt are in the audit log.
+            let admin = try await api.session("admin@acme.test", initial)
+            let audit = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", admin)
+            #expect(audit.items.filter { ($0["reason"] as? String) == "wrong_password" }.count == 5)
+            #expect(audit.items.contains { ($0["reason"] as? String) == "throttled" })
+        }
+    }
+
+    @Test("At most a set number of failed sign-ins per account per hour")
+    func hourlyLimit() async throws {
+        let harness = try Harness {
+            $0.signInFailuresPerHour = 8; $0.lockoutThreshold = 1000
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            for _ in 0..<8 { _ = try await api.signIn("admin@acme.test", "not the password") }
+            #expect(try await api.signIn("admin@acme.test", initial).status == 401)
+            harness.clock.advance(1800)
+            #expect(try await api.signIn("admin@acme.test", initial).status == 401)
+            harness.clock.advance(1801)
+            #expect(try await api.signIn("admin@acme.test", initial).status == 200)
+        }
+    }
+
+    @Test("A restarted server on the same file keeps everything, and valid sessions stay valid")
+    func restartKeepsSessions() async throws {
+        let harness = try Harness()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let token = LockedBox("")
+        let roomID = LockedBox("")
+        try await harness.run { api in
+            token.set(try await api.session("admin@acme.test", initial))
+            roomID.set(try await api.createRoom(token.get(), "Lab"))
+            _ = try await api.createUser(token.get(), "emp@acme.test", level: 3)
+        }
+        // A new store and application on the same database file.
+        let restarted = Harness(copying: harness)
+        let session = token.get()
+        let room = roomID.get()
+        try await restarted.run { (api: API) async throws in
+            #expect(try await api.get("/api/v1/me", session).status == 200)
+            #expect(try await api.get("/api/v1/rooms/\(room)", session).string("name") == "Lab")
+            #expect(try await api.get("/api/v1/users", session).items.count == 2)
+        }
+    }
+}
+
+extension Harness {
+    /// The same database file and settings, opened afresh as a restarted server would.
+    init(copying other: Harness) {
+        self.directory = other.directory
+        self.store = try! SQLiteStore(path: other.configuration.databasePath)
+        self.masterKey = other.masterKey
+        self.configuration = other.configuration
+    }
+}
