@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what UnlockIT needs from Debian when it is missing: the mosquitto broker (with its
+# dynamic-security plugin and mosquitto_ctrl), libmosquitto's headers, OpenSSL's and SQLite's headers.
+# Sourced by scripts/demo, scripts/test and .ci/run.
+set -euo pipefail
+
+unlockit_prerequisites() {
+    local wanted=(mosquitto libmosquitto-dev libssl-dev libsqlite3-dev pkg-config)
+    local missing=()
+    for package in "${wanted[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    if ((${#missing[@]} > 0)); then
+        echo "Installing ${missing[*]} ..."
+        local sudo=()
+        if [[ $(id -u) -ne 0 ]]; then
+            if command -v sudo >/dev/null; then sudo=(sudo); else
+                echo "Please install: ${missing[*]} (apt-get install ${missing[*]}), then run this again." >&2
+                return 1
+            fi
+        fi
+        "${sudo[@]}" apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    if ! command -v swift >/dev/null; then
+        if [[ -x /opt/swift/usr/bin/swift ]]; then export PATH="/opt/swift/usr/bin:$PATH"; else
+            echo "Swift 6 is needed (https://www.swift.org/install/linux/)." >&2
+            return 1
+        fi
+    fi
+    # Debian keeps mosquitto in sbin, which is not on every user's PATH.
+    export PATH="$PATH:/usr/sbin:/sbin"
+}
