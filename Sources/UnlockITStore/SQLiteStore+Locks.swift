@@ -50,7 +50,7 @@ extension SQLiteStore {
                 throw StoreError.notFound
             }
             // Re-pairing an active lock (after a factory reset) replaces its key; a retired lock stays retired.
-            guard record.state != LockState.retired.rawValue else { throw StoreError.invalidLockState(.retired) }
+            guard record.state != LockState.retired.rawValue else { throw StoreError.lockRetired }
             record.state = LockState.active.rawValue
             record.sealedKey = Data(sealedKey)
             record.activatedAt = at
@@ -64,7 +64,7 @@ extension SQLiteStore {
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }
-            guard record.state != LockState.retired.rawValue else { throw StoreError.invalidLockState(.retired) }
+            guard record.state != LockState.retired.rawValue else { throw StoreError.lockRetired }
             // The key is destroyed with the lock's service life: a retired lock can never be opened again.
             record.state = LockState.retired.rawValue
             record.sealedKey = nil

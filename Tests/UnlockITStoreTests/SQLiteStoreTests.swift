@@ -150,7 +150,7 @@ import UnlockITStore
         #expect(context?.room?.id == room.id)
         try await store.retireLock(lock.id, in: company.id, at: now, audit: audit(company.id, .retireLock))
         #expect(try await store.unlockContext(lock.id, in: company.id)?.sealedKey == nil)
-        await #expect(throws: StoreError.invalidLockState(.retired)) {
+        await #expect(throws: StoreError.lockRetired) {
             try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, audit: audit(company.id))
         }
     }

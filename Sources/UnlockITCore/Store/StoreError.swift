@@ -12,6 +12,6 @@ public enum StoreError: Error, Sendable, Equatable {
     case lastAdmin
     /// The room still has locks that are not retired.
     case roomHasLocks
-    /// The lock is not in a state that allows this (e.g. activating a retired lock).
-    case invalidLockState(LockState)
+    /// The lock is retired: it can be neither activated nor retired again.
+    case lockRetired
 }

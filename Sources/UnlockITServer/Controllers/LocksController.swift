@@ -61,7 +61,7 @@ struct LocksController {
 
     @Sendable func show(request: Request, context: AppContext) async throws -> LockResponse {
         let admin = try context.requireIdentity().user
-        guard let lock = try await services.store.lock(try Self.lockID(context), in: admin.companyID) else { throw APIError.notFound("lock") }
+        guard let lock = try await services.store.lock(try Self.lockID(context), in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(lock)
     }
 
@@ -73,7 +73,7 @@ struct LocksController {
         }
         guard let name = Validation.name(body.name) else { throw APIError.invalidField("name", "1–100 characters") }
         guard let roomID = RoomID(body.roomId) else { throw APIError.invalidID("roomId") }
-        guard try await services.store.room(roomID, in: admin.companyID) != nil else { throw APIError.notFound("room") }
+        guard try await services.store.room(roomID, in: admin.companyID) != nil else { throw APIError.notFound(.roomNotFound) }
 
         let lock = Lock(id: id, companyID: admin.companyID, roomID: roomID, name: name, state: .registered, createdAt: services.clock.now())
         try await services.store.createLock(lock)
@@ -87,7 +87,7 @@ struct LocksController {
                     .registerLock, by: admin, company: admin.companyID, outcome: .error, reason: "broker_unavailable", lock: id,
                     room: roomID))
             services.logger.error("could not create the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
-            throw APIError(.serviceUnavailable, code: "broker_unavailable", title: "The broker could not create the lock's account")
+            throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not create the lock's account")
         }
         try await services.store.append(services.audit(.registerLock, by: admin, company: admin.companyID, lock: id, room: roomID))
         return EditedResponse(
@@ -100,8 +100,8 @@ struct LocksController {
         let admin = try context.requireIdentity().user
         let id = try Self.lockID(context)
         let body = try await request.decodeStrict(Activate.self, context: context)
-        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound("lock") }
-        guard lock.state != .retired else { throw APIError.conflict("lock_retired", "The lock is retired") }
+        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
+        guard lock.state != .retired else { throw APIError.conflict(.lockRetired, "The lock is retired") }
         guard let setupCode = SetupCode(body.setupCode) else {
             throw APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
         }
@@ -123,26 +123,26 @@ struct LocksController {
         try await services.store.activateLock(
             id, in: admin.companyID, sealedKey: try services.sealer.seal(key, for: id), at: now,
             audit: services.audit(.activateLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
-        guard let activated = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound("lock") }
+        guard let activated = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(activated)
     }
 
     @Sendable func retire(request: Request, context: AppContext) async throws -> LockResponse {
         let admin = try context.requireIdentity().user
         let id = try Self.lockID(context)
-        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound("lock") }
-        guard lock.state != .retired else { throw APIError.conflict("lock_retired", "The lock is already retired") }
+        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
+        guard lock.state != .retired else { throw APIError.conflict(.lockRetired, "The lock is already retired") }
         // The broker account goes first: a retired lock must not be able to connect any more.
         do {
             try await services.accounts.deleteLockAccount(id)
         } catch {
             services.logger.error("could not delete the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
-            throw APIError(.serviceUnavailable, code: "broker_unavailable", title: "The broker could not remove the lock's account")
+            throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not remove the lock's account")
         }
         try await services.store.retireLock(
             id, in: admin.companyID, at: services.clock.now(),
             audit: services.audit(.retireLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
-        guard let retired = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound("lock") }
+        guard let retired = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(retired)
     }
 
@@ -155,13 +155,13 @@ struct LocksController {
         switch failure {
         case .notInPairingMode:
             APIError(
-                .conflict, code: failure.rawValue, title: "The lock is not in pairing mode",
+                .conflict, code: .notInPairingMode, title: "The lock is not in pairing mode",
                 detail: "Press the lock's pairing button, then try again.")
         case .alreadyActivated:
-            APIError(.conflict, code: failure.rawValue, title: "The lock is already activated", detail: "Factory reset the lock to pair it again.")
+            APIError(.conflict, code: .alreadyActivated, title: "The lock is already activated", detail: "Factory reset the lock to pair it again.")
         case .setupCodeMismatch:
             APIError(
-                .unprocessableContent, code: failure.rawValue, title: "The setup code does not match the lock",
+                .unprocessableContent, code: .setupCodeMismatch, title: "The setup code does not match the lock",
                 detail: "Nothing was stored. Check the code on the lock's label and try again.")
         case .lockOffline:
             UnlockController.problem(for: .lockOffline)
@@ -170,7 +170,7 @@ struct LocksController {
         case .brokerUnavailable:
             UnlockController.problem(for: .brokerUnavailable)
         case .lockDenied:
-            APIError(.badGateway, code: failure.rawValue, title: "The lock did not accept the pairing")
+            APIError(.badGateway, code: .lockDenied, title: "The lock did not accept the pairing")
         }
     }
 }

@@ -53,7 +53,7 @@ struct MeController {
         let identity = try context.requireIdentity()
         let body = try await request.decodeStrict(PasswordChange.self, context: context)
         guard let (_, hash) = try await services.store.credentials(email: identity.user.email), let hash else {
-            throw APIError.conflict("no_password", "This account signs in with OpenID Connect only")
+            throw APIError.conflict(.noPassword, "This account signs in with OpenID Connect only")
         }
         guard try await services.hasher.verify(body.currentPassword, hash: hash) else {
             try await services.store.append(
@@ -64,7 +64,7 @@ struct MeController {
         }
         guard Validation.password(body.newPassword) else { throw APIError.weakPassword }
         guard body.newPassword != body.currentPassword else {
-            throw APIError(.badRequest, code: "password_unchanged", title: "Choose a password different from the current one")
+            throw APIError(.badRequest, code: .passwordUnchanged, title: "Choose a password different from the current one")
         }
         let newHash = try await services.hasher.hash(body.newPassword)
         try await services.store.setPassword(

@@ -59,7 +59,7 @@ struct RoomsController {
 
     @Sendable func show(request: Request, context: AppContext) async throws -> RoomResponse {
         let admin = try context.requireIdentity().user
-        guard let room = try await services.store.room(try Self.roomID(context), in: admin.companyID) else { throw APIError.notFound("room") }
+        guard let room = try await services.store.room(try Self.roomID(context), in: admin.companyID) else { throw APIError.notFound(.roomNotFound) }
         return RoomResponse(room)
     }
 
@@ -88,7 +88,7 @@ struct RoomsController {
         let admin = try context.requireIdentity().user
         let id = try Self.roomID(context)
         let body = try await request.decodeStrict(Update.self, context: context)
-        guard var room = try await services.store.room(id, in: admin.companyID) else { throw APIError.notFound("room") }
+        guard var room = try await services.store.room(id, in: admin.companyID) else { throw APIError.notFound(.roomNotFound) }
         if let name = body.name {
             guard let valid = Validation.name(name) else { throw APIError.invalidField("name", "1–100 characters") }
             room.name = valid
@@ -128,7 +128,7 @@ struct RoomsController {
         try await services.store.setAuthorization(
             user: user, room: room, in: admin.companyID, authorized: authorized,
             audit: services.audit(authorized ? .authorizeUser : .deauthorizeUser, by: admin, company: admin.companyID, room: room, subject: user))
-        guard let updated = try await services.store.room(room, in: admin.companyID) else { throw APIError.notFound("room") }
+        guard let updated = try await services.store.room(room, in: admin.companyID) else { throw APIError.notFound(.roomNotFound) }
         return RoomResponse(updated)
     }
 }

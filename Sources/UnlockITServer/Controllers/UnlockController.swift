@@ -32,13 +32,13 @@ struct UnlockController {
         // Another company's lock is reported exactly as a missing one.
         guard let (lock, room, sealedKey) = try await services.store.unlockContext(lockID, in: user.companyID) else {
             try await record(.denied, "lock_not_found", room: nil)
-            throw APIError.notFound("lock")
+            throw APIError.notFound(.lockNotFound)
         }
         let decision = AccessRule.decide(user: user, lock: lock, room: room)
         guard decision.allowed else {
             try await record(.denied, decision.reason.rawValue, room: lock.roomID)
             throw APIError(
-                .forbidden, code: "access_denied", title: "Access denied", detail: "The access rule does not let you open this lock.",
+                .forbidden, code: .accessDenied, title: "Access denied", detail: "The access rule does not let you open this lock.",
                 reason: decision.reason.rawValue)
         }
         guard let sealedKey, let key = try? services.sealer.open(sealedKey, for: lock.id) else {
@@ -65,14 +65,14 @@ struct UnlockController {
         case .granted:
             return APIError.internalError
         case .lockOffline:
-            return APIError(.serviceUnavailable, code: "lock_offline", title: "The lock is offline", reason: outcome.rawValue)
+            return APIError(.serviceUnavailable, code: .lockOffline, title: "The lock is offline", reason: outcome.rawValue)
         case .brokerUnavailable:
             return APIError(
-                .serviceUnavailable, code: "broker_unavailable", title: "The server cannot reach the locks' broker", reason: outcome.rawValue)
+                .serviceUnavailable, code: .brokerUnavailable, title: "The server cannot reach the locks' broker", reason: outcome.rawValue)
         case .lockTimeout:
-            return APIError(.gatewayTimeout, code: "lock_timeout", title: "The lock did not answer in time", reason: outcome.rawValue)
+            return APIError(.gatewayTimeout, code: .lockTimeout, title: "The lock did not answer in time", reason: outcome.rawValue)
         case .lockDenied:
-            return APIError(.badGateway, code: "lock_denied", title: "The lock refused to open", reason: outcome.rawValue)
+            return APIError(.badGateway, code: .lockDenied, title: "The lock refused to open", reason: outcome.rawValue)
         }
     }
 }

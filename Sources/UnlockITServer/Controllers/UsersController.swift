@@ -65,7 +65,7 @@ struct UsersController {
         var type = "urn:unlockit:problem:import_rejected"
         var title = "Nothing was imported"
         var status = 422
-        var code = "import_rejected"
+        var code = ProblemCode.importRejected
         var detail: String
         var errors: [RowError]
     }
@@ -92,7 +92,7 @@ struct UsersController {
 
     @Sendable func show(request: Request, context: AppContext) async throws -> UserResponse {
         let admin = try context.requireIdentity().user
-        guard let user = try await services.store.user(try Self.userID(context), in: admin.companyID) else { throw APIError.notFound("user") }
+        guard let user = try await services.store.user(try Self.userID(context), in: admin.companyID) else { throw APIError.notFound(.userNotFound) }
         return UserResponse(user)
     }
 
@@ -188,7 +188,7 @@ struct UsersController {
         let admin = try context.requireIdentity().user
         let id = try Self.userID(context)
         let body = try await request.decodeStrict(Update.self, context: context)
-        guard var user = try await services.store.user(id, in: admin.companyID) else { throw APIError.notFound("user") }
+        guard var user = try await services.store.user(id, in: admin.companyID) else { throw APIError.notFound(.userNotFound) }
         if let email = body.email {
             guard let valid = Validation.email(email) else { throw APIError.invalidField("email", "invalid_email") }
             user.email = valid
@@ -211,7 +211,7 @@ struct UsersController {
     @Sendable func delete(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
         let admin = try context.requireIdentity().user
         let id = try Self.userID(context)
-        guard id != admin.id else { throw APIError.conflict("cannot_delete_self", "An admin cannot delete their own account") }
+        guard id != admin.id else { throw APIError.conflict(.cannotDeleteSelf, "An admin cannot delete their own account") }
         try await services.store.deleteUser(
             id, in: admin.companyID, audit: services.audit(.deleteUser, by: admin, company: admin.companyID, subject: id))
         return .noContent
@@ -222,7 +222,7 @@ struct UsersController {
         let admin = try context.requireIdentity().user
         let id = try Self.userID(context)
         let body = try await request.decodeStrict(ResetPassword.self, context: context)
-        guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound("user") }
+        guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound(.userNotFound) }
         if let password = body.password, !Validation.password(password) { throw APIError.weakPassword }
         let generated = body.password == nil ? Self.initialPassword() : nil
         let hash = try await services.hasher.hash(body.password ?? generated!)

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import UnlockITCore
 
 /// A failure the API reports as RFC 9457 problem+json with a stable machine `code`.
 ///
@@ -11,14 +12,14 @@ import NIOCore
 /// ```
 public struct APIError: Error, HTTPResponseError, Sendable, Equatable {
     public var status: HTTPResponse.Status
-    public var code: String
+    public var code: ProblemCode
     public var title: String
     public var detail: String?
     /// For access denials and lock outcomes: the machine-readable reason.
     public var reason: String?
     public var headers: HTTPFields = [:]
 
-    public init(_ status: HTTPResponse.Status, code: String, title: String, detail: String? = nil, reason: String? = nil) {
+    public init(_ status: HTTPResponse.Status, code: ProblemCode, title: String, detail: String? = nil, reason: String? = nil) {
         self.status = status
         self.code = code
         self.title = title
@@ -30,7 +31,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, Equatable {
         var type: String
         var title: String
         var status: Int
-        var code: String
+        var code: ProblemCode
         var detail: String?
         var reason: String?
     }
@@ -38,7 +39,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, Equatable {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers
         headers[.contentType] = "application/problem+json"
-        let body = Body(type: "urn:unlockit:problem:\(code)", title: title, status: status.code, code: code, detail: detail, reason: reason)
+        let body = Body(type: "urn:unlockit:problem:\(code.rawValue)", title: title, status: status.code, code: code, detail: detail, reason: reason)
         let data = (try? APIJSON.encoder.encode(body)) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
@@ -47,41 +48,41 @@ public struct APIError: Error, HTTPResponseError, Sendable, Equatable {
 extension APIError {
     // 400
     static func invalidRequest(_ detail: String) -> APIError {
-        APIError(.badRequest, code: "invalid_request", title: "The request is not valid", detail: detail)
+        APIError(.badRequest, code: .invalidRequest, title: "The request is not valid", detail: detail)
     }
     static func invalidField(_ field: String, _ detail: String) -> APIError {
-        APIError(.badRequest, code: "invalid_field", title: "A field is not valid", detail: "\(field): \(detail)")
+        APIError(.badRequest, code: .invalidField, title: "A field is not valid", detail: "\(field): \(detail)")
     }
-    static let malformedJSON = APIError(.badRequest, code: "malformed_json", title: "The body is not valid JSON")
+    static let malformedJSON = APIError(.badRequest, code: .malformedJSON, title: "The body is not valid JSON")
     static func invalidID(_ what: String) -> APIError {
-        APIError(.badRequest, code: "invalid_id", title: "Not a valid id", detail: "\(what) is not a valid id")
+        APIError(.badRequest, code: .invalidID, title: "Not a valid id", detail: "\(what) is not a valid id")
     }
     static let weakPassword = APIError(
-        .badRequest, code: "weak_password", title: "Password not accepted", detail: "Passwords must be 12 to 128 characters long.")
+        .badRequest, code: .weakPassword, title: "Password not accepted", detail: "Passwords must be 12 to 128 characters long.")
 
     // 401, 403, 511
     static let unauthenticated = APIError(
-        .unauthorized, code: "unauthenticated", title: "Sign in required", detail: "The session is missing, expired or was revoked.")
-    static let invalidCredentials = APIError(.unauthorized, code: "invalid_credentials", title: "Wrong email or password")
-    static let wrongPassword = APIError(.forbidden, code: "wrong_password", title: "The current password is wrong")
+        .unauthorized, code: .unauthenticated, title: "Sign in required", detail: "The session is missing, expired or was revoked.")
+    static let invalidCredentials = APIError(.unauthorized, code: .invalidCredentials, title: "Wrong email or password")
+    static let wrongPassword = APIError(.forbidden, code: .wrongPassword, title: "The current password is wrong")
     static let passwordChangeRequired = APIError(
-        .forbidden, code: "password_change_required", title: "Choose your own password first",
+        .forbidden, code: .passwordChangeRequired, title: "Choose your own password first",
         detail: "This account still has the password an admin gave it. Change it with POST /api/v1/me/password.")
-    static let adminRequired = APIError(.forbidden, code: "admin_required", title: "Only an admin may do this")
+    static let adminRequired = APIError(.forbidden, code: .adminRequired, title: "Only an admin may do this")
     static let userDisabled = APIError(
-        .forbidden, code: "user_disabled", title: "This account is disabled", detail: "Ask an admin of your company to enable it.")
+        .forbidden, code: .userDisabled, title: "This account is disabled", detail: "Ask an admin of your company to enable it.")
     static let idTokenInvalid = APIError(
-        .networkAuthenticationRequired, code: "id_token_invalid", title: "The ID token could not be verified")
+        .networkAuthenticationRequired, code: .idTokenInvalid, title: "The ID token could not be verified")
     static let noAccount = APIError(
-        .forbidden, code: "no_account", title: "No UnlockIT account", detail: "No enabled account has this verified email address.")
+        .forbidden, code: .noAccount, title: "No UnlockIT account", detail: "No enabled account has this verified email address.")
 
     // 404, 409, 413, 422
-    static func notFound(_ what: String) -> APIError {
-        APIError(.notFound, code: "\(what)_not_found", title: "Not found", detail: "No \(what) with that id.")
+    static func notFound(_ code: ProblemCode) -> APIError {
+        APIError(.notFound, code: code, title: "Not found", detail: "Nothing with that id in your company.")
     }
-    static func conflict(_ code: String, _ title: String) -> APIError { APIError(.conflict, code: code, title: title) }
-    static let routeNotFound = APIError(.notFound, code: "route_not_found", title: "No such endpoint")
-    static let methodNotAllowed = APIError(.methodNotAllowed, code: "method_not_allowed", title: "Method not allowed")
-    static let bodyTooLarge = APIError(.contentTooLarge, code: "body_too_large", title: "The request body is too large")
-    static let internalError = APIError(.internalServerError, code: "internal_error", title: "Something went wrong on the server")
+    static func conflict(_ code: ProblemCode, _ title: String) -> APIError { APIError(.conflict, code: code, title: title) }
+    static let routeNotFound = APIError(.notFound, code: .routeNotFound, title: "No such endpoint")
+    static let methodNotAllowed = APIError(.methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed")
+    static let bodyTooLarge = APIError(.contentTooLarge, code: .bodyTooLarge, title: "The request body is too large")
+    static let internalError = APIError(.internalServerError, code: .internalError, title: "Something went wrong on the server")
 }

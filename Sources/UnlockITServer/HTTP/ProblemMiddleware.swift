@@ -40,7 +40,8 @@ struct ProblemMiddleware: RouterMiddleware {
             case .contentTooLarge: return .bodyTooLarge
             case .unauthorized: return .unauthenticated
             default:
-                return APIError(error.status, code: "http_\(error.status.code)", title: error.status.reasonPhrase, detail: error.body)
+                let code: ProblemCode = error.status.code < 500 ? .invalidRequest : .internalError
+                return APIError(error.status, code: code, title: error.status.reasonPhrase, detail: error.body)
             }
         case let error as NIOTooManyBytesError:
             _ = error
@@ -53,13 +54,13 @@ struct ProblemMiddleware: RouterMiddleware {
 
     static func problem(for error: StoreError) -> APIError {
         switch error {
-        case .notFound: .notFound("resource")
-        case .emailTaken: .conflict("email_taken", "That email address is already in use")
-        case .roomNameTaken: .conflict("room_name_taken", "A room with that name already exists")
-        case .lockIDTaken: .conflict("lock_id_taken", "A lock with that device id is already registered")
-        case .lastAdmin: .conflict("last_admin", "The company must keep at least one enabled admin")
-        case .roomHasLocks: .conflict("room_has_locks", "Retire or move the room's locks first")
-        case .invalidLockState(let state): .conflict("lock_\(state.rawValue)", "The lock is \(state.rawValue)")
+        case .notFound: .notFound(.resourceNotFound)
+        case .emailTaken: .conflict(.emailTaken, "That email address is already in use")
+        case .roomNameTaken: .conflict(.roomNameTaken, "A room with that name already exists")
+        case .lockIDTaken: .conflict(.lockIDTaken, "A lock with that device id is already registered")
+        case .lastAdmin: .conflict(.lastAdmin, "The company must keep at least one enabled admin")
+        case .roomHasLocks: .conflict(.roomHasLocks, "Retire or move the room's locks first")
+        case .lockRetired: .conflict(.lockRetired, "The lock is retired")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import UnlockITCore
 
 /// A request body type that names its fields, so that a misspelt field is an error rather than
 /// silently ignored.
@@ -17,7 +18,7 @@ extension Request {
         guard let fields = object as? [String: Any] else { throw APIError.invalidRequest("the body must be a JSON object") }
         if let unknown = fields.keys.sorted().first(where: { !Body.fields.contains($0) }) {
             throw APIError(
-                .badRequest, code: "unknown_field", title: "Unknown field", detail: "\"\(unknown.prefix(64))\" is not a field of this request")
+                .badRequest, code: .unknownField, title: "Unknown field", detail: "\"\(unknown.prefix(64))\" is not a field of this request")
         }
         return try APIJSON.decoder.decode(Body.self, from: data)
     }
