@@ -20,11 +20,11 @@ struct AppServices: Sendable {
 
     /// An audit event stamped with the current time.
     func audit(
-        _ action: AuditAction, by actor: User?, company: CompanyID, outcome: AuditOutcome = .success, reason: String? = nil,
+        _ action: AuditAction, by actor: User?, company: CompanyID, outcome: AuditOutcome = .success, reason: AuditReason? = nil,
         lock: LockID? = nil, room: RoomID? = nil, subject: UserID? = nil
     ) -> AuditEvent {
         AuditEvent(
             companyID: company, at: clock.now(), actorID: actor?.id, action: action, lockID: lock, roomID: room, subjectID: subject,
-            outcome: outcome, reason: reason)
+            outcome: outcome, reason: reason?.rawValue)
     }
 }

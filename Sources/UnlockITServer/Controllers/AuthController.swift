@@ -51,7 +51,7 @@ struct AuthController {
             services.metrics.signIn(outcome: "throttled")
             if let (user, _) = try await services.store.credentials(email: email) {
                 try await services.store.append(
-                    services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: "throttled", subject: user.id))
+                    services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .throttled, subject: user.id))
             }
             throw APIError.invalidCredentials
         }
@@ -65,11 +65,11 @@ struct AuthController {
             services.signInLimiter.recordFailure(email, now: now)
             services.metrics.signIn(outcome: "failure")
             try await services.store.append(
-                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: "wrong_password", subject: user.id))
+                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .wrongPassword, subject: user.id))
             throw APIError.invalidCredentials
         }
         services.signInLimiter.recordSuccess(email)
-        return try await startSession(for: user, method: "password")
+        return try await startSession(for: user, method: .password)
     }
 
     @Sendable func oidcSignIn(request: Request, context: AppContext) async throws -> SignedIn {
@@ -87,13 +87,13 @@ struct AuthController {
             services.metrics.signIn(outcome: "no_account")
             throw APIError.noAccount
         }
-        return try await startSession(for: user, method: "oidc")
+        return try await startSession(for: user, method: .oidc)
     }
 
-    private func startSession(for user: User, method: String) async throws -> SignedIn {
+    private func startSession(for user: User, method: AuditReason) async throws -> SignedIn {
         guard user.enabled else {
             try await services.store.append(
-                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: "user_disabled", subject: user.id))
+                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .userDisabled, subject: user.id))
             services.metrics.signIn(outcome: "user_disabled")
             throw APIError.userDisabled
         }

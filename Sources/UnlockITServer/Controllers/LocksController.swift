@@ -84,7 +84,7 @@ struct LocksController {
             try await services.store.forgetLock(id, in: admin.companyID)
             try await services.store.append(
                 services.audit(
-                    .registerLock, by: admin, company: admin.companyID, outcome: .error, reason: "broker_unavailable", lock: id,
+                    .registerLock, by: admin, company: admin.companyID, outcome: .error, reason: .brokerUnavailable, lock: id,
                     room: roomID))
             services.logger.error("could not create the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not create the lock's account")
@@ -109,7 +109,7 @@ struct LocksController {
             let outcome: AuditOutcome = [.lockOffline, .lockTimeout, .brokerUnavailable].contains(failure) ? .error : .denied
             try await services.store.append(
                 services.audit(
-                    .activateLock, by: admin, company: admin.companyID, outcome: outcome, reason: failure.rawValue, lock: id,
+                    .activateLock, by: admin, company: admin.companyID, outcome: outcome, reason: failure.auditReason, lock: id,
                     room: lock.roomID))
             throw Self.problem(for: failure)
         }

@@ -58,7 +58,7 @@ struct MeController {
         guard try await services.hasher.verify(body.currentPassword, hash: hash) else {
             try await services.store.append(
                 services.audit(
-                    .changePassword, by: identity.user, company: identity.user.companyID, outcome: .denied, reason: "wrong_password",
+                    .changePassword, by: identity.user, company: identity.user.companyID, outcome: .denied, reason: .wrongPassword,
                     subject: identity.user.id))
             throw APIError.wrongPassword
         }

@@ -23,26 +23,26 @@ struct UnlockController {
         let start = ContinuousClock.now
         let user = try context.requireIdentity(allowingDisabled: true).user
         let lockID = try LocksController.lockID(context)
-        func record(_ outcome: AuditOutcome, _ reason: String, room: RoomID?) async throws {
+        func record(_ outcome: AuditOutcome, _ reason: AuditReason, room: RoomID?) async throws {
             try await services.store.append(
                 services.audit(.unlock, by: user, company: user.companyID, outcome: outcome, reason: reason, lock: lockID, room: room))
-            services.metrics.unlock(outcome: reason, duration: start.duration(to: .now))
+            services.metrics.unlock(outcome: reason.rawValue, duration: start.duration(to: .now))
         }
 
         // Another company's lock is reported exactly as a missing one.
         guard let (lock, room, sealedKey) = try await services.store.unlockContext(lockID, in: user.companyID) else {
-            try await record(.denied, "lock_not_found", room: nil)
+            try await record(.denied, .lockNotFound, room: nil)
             throw APIError.notFound(.lockNotFound)
         }
         let decision = AccessRule.decide(user: user, lock: lock, room: room)
         guard decision.allowed else {
-            try await record(.denied, decision.reason.rawValue, room: lock.roomID)
+            try await record(.denied, AuditReason(decision.reason), room: lock.roomID)
             throw APIError(
                 .forbidden, code: .accessDenied, title: "Access denied", detail: "The access rule does not let you open this lock.",
                 reason: decision.reason.rawValue)
         }
         guard let sealedKey, let key = try? services.sealer.open(sealedKey, for: lock.id) else {
-            try await record(.error, "key_unavailable", room: lock.roomID)
+            try await record(.error, .keyUnavailable, room: lock.roomID)
             services.logger.error("an active lock has no usable key", metadata: ["lock": "\(lock.id)"])
             throw APIError.internalError
         }
@@ -50,12 +50,12 @@ struct UnlockController {
         let outcome = await services.gateway.unlock(lock.id, key: key)
         switch outcome {
         case .granted:
-            try await record(.success, outcome.rawValue, room: lock.roomID)
+            try await record(.success, outcome.auditReason, room: lock.roomID)
             return Unlocked(lockId: lock.id.rawValue, granted: true, outcome: outcome.rawValue)
         case .lockDenied:
-            try await record(.denied, outcome.rawValue, room: lock.roomID)
+            try await record(.denied, outcome.auditReason, room: lock.roomID)
         case .lockOffline, .lockTimeout, .brokerUnavailable:
-            try await record(.error, outcome.rawValue, room: lock.roomID)
+            try await record(.error, outcome.auditReason, room: lock.roomID)
         }
         throw Self.problem(for: outcome)
     }

@@ -176,7 +176,7 @@ struct UsersController {
                 created.append(Created(user: UserResponse(user), initialPassword: nil))
             } else {
                 let (user, hash, generated) = try await prepare(row, admin: admin)
-                batch.append((user, hash, services.audit(.createUser, by: admin, company: admin.companyID, reason: "import", subject: user.id)))
+                batch.append((user, hash, services.audit(.createUser, by: admin, company: admin.companyID, reason: .import, subject: user.id)))
                 created.append(Created(user: UserResponse(user), initialPassword: generated))
             }
         }
@@ -228,7 +228,7 @@ struct UsersController {
         let hash = try await services.hasher.hash(body.password ?? generated!)
         try await services.store.setPassword(
             id, hash: hash, mustChange: true, keepSession: nil,
-            audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: "reset_by_admin", subject: id))
+            audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: .resetByAdmin, subject: id))
         return PasswordReset(initialPassword: generated)
     }
 

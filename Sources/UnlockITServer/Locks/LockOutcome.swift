@@ -1,3 +1,5 @@
+import UnlockITCore
+
 /// How an unlock ended once the access rule had allowed it. The raw values are API codes.
 public enum UnlockOutcome: String, Sendable, Equatable, CaseIterable {
     /// The lock verified the response and opened.
@@ -10,6 +12,18 @@ public enum UnlockOutcome: String, Sendable, Equatable, CaseIterable {
     case lockDenied = "lock_denied"
     /// The server itself is not connected to the broker.
     case brokerUnavailable = "broker_unavailable"
+}
+
+extension UnlockOutcome {
+    var auditReason: AuditReason {
+        switch self {
+        case .granted: .granted
+        case .lockOffline: .lockOffline
+        case .lockTimeout: .lockTimeout
+        case .lockDenied: .lockDenied
+        case .brokerUnavailable: .brokerUnavailable
+        }
+    }
 }
 
 /// Why an activation failed. The raw values are API codes.
@@ -25,4 +39,18 @@ public enum ActivationFailure: String, Error, Sendable, Equatable, CaseIterable 
     case setupCodeMismatch = "setup_code_mismatch"
     /// The lock did not accept the pairing confirmation.
     case lockDenied = "lock_denied"
+}
+
+extension ActivationFailure {
+    var auditReason: AuditReason {
+        switch self {
+        case .lockOffline: .lockOffline
+        case .lockTimeout: .lockTimeout
+        case .brokerUnavailable: .brokerUnavailable
+        case .notInPairingMode: .notInPairingMode
+        case .alreadyActivated: .alreadyActivated
+        case .setupCodeMismatch: .setupCodeMismatch
+        case .lockDenied: .lockDenied
+        }
+    }
 }

@@ -1,0 +1,35 @@
+/// Every reason the server writes into an audit event (and, for access and lock outcomes, into an
+/// answer). Clients can rely on this list being complete; a client that meets an unknown one shows
+/// the code itself.
+public enum AuditReason: String, Sendable, Codable, CaseIterable {
+    // The access rule (AccessReason)
+    case levelSufficient = "level_sufficient"
+    case authorizedUser = "authorized_user"
+    case otherCompany = "other_company"
+    case userDisabled = "user_disabled"
+    case lockInactive = "lock_inactive"
+    case levelTooLow = "level_too_low"
+    case notAuthorized = "not_authorized"
+    // The lock and the broker
+    case granted
+    case lockOffline = "lock_offline"
+    case lockTimeout = "lock_timeout"
+    case lockDenied = "lock_denied"
+    case brokerUnavailable = "broker_unavailable"
+    case lockNotFound = "lock_not_found"
+    case keyUnavailable = "key_unavailable"
+    // Pairing
+    case notInPairingMode = "not_in_pairing_mode"
+    case alreadyActivated = "already_activated"
+    case setupCodeMismatch = "setup_code_mismatch"
+    // Sign-in and passwords
+    case password
+    case oidc
+    case wrongPassword = "wrong_password"
+    case throttled
+    case resetByAdmin = "reset_by_admin"
+    // Admin changes
+    case `import`
+
+    public init(_ access: AccessReason) { self = AuditReason(rawValue: access.rawValue)! }
+}
