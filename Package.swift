@@ -162,7 +162,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "LockFirmwareTests", dependencies: ["LockFirmware", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "UnlockITClientTests", dependencies: ["UnlockITClient", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "UnlockITClientTests", dependencies: ["UnlockITClient", "UnlockITLocalization", "UnlockITCore", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "LockProtocol", "MQTT", "UnlockITCore"],

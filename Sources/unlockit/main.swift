@@ -1,1 +1,3 @@
-print("todo")
+import UnlockITClient
+
+await UnlockITCommand.runMain()

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import UnlockITCore
+import UnlockITLocalization
+
+struct Audit: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(abstract: L.current("help.audit.abstract"), discussion: L.current("help.audit.discussion"))
+    }
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp(L.current("help.audit.user"), valueName: "user")) var user: String?
+    @Option(help: ArgumentHelp(L.current("help.audit.lock"), valueName: "lock")) var lock: String?
+    @Option(help: ArgumentHelp(L.current("help.audit.room"), valueName: "room")) var room: String?
+    @Option(help: ArgumentHelp(L.current("help.audit.action"), valueName: "action")) var action: AuditAction?
+    @Option(help: ArgumentHelp(L.current("help.audit.outcome"), valueName: "success|denied|error")) var outcome: AuditOutcome?
+    @Option(help: ArgumentHelp(L.current("help.audit.from"), valueName: "time")) var from: String?
+    @Option(help: ArgumentHelp(L.current("help.audit.to"), valueName: "time")) var to: String?
+    @Option(help: ArgumentHelp(L.current("help.audit.limit"), valueName: "n")) var limit: Int = 50
+    @Option(help: ArgumentHelp(L.current("help.audit.before"), valueName: "id")) var before: Int64?
+
+    func validate() throws {
+        guard (1...1000).contains(limit) else { throw ValidationError(L.current("error.bad_limit")) }
+        for time in [from, to].compactMap({ $0 }) where Self.date(time) == nil {
+            throw ValidationError(L.current("error.bad_time", time))
+        }
+    }
+
+    /// `2026-11-22`, `2026-11-22T08:00:00Z` or with an offset.
+    static func date(_ text: String) -> Date? {
+        if let date = ISO8601DateFormatter().date(from: text) { return date }
+        let day = ISO8601DateFormatter()
+        day.formatOptions = [.withFullDate]
+        return day.date(from: text)
+    }
+
+    func run() async throws {
+        let context = CommandContext(global)
+        let l = context.l
+        let (api, _) = try context.signedIn()
+        let lookup = Lookup(api: api)
+        var query: [String] = ["limit=\(limit)"]
+        if let user { query.append("user=\(try await lookup.user(user).id)") }
+        if let lock { query.append("lock=\(try lookup.lockID(lock))") }
+        if let room { query.append("room=\(try await lookup.room(room).id)") }
+        if let action { query.append("action=\(action.rawValue)") }
+        if let outcome { query.append("outcome=\(outcome.rawValue)") }
+        let iso = ISO8601DateFormatter()
+        if let from, let date = Self.date(from) { query.append("from=\(iso.string(from: date).queryEncoded)") }
+        if let to, let date = Self.date(to) { query.append("to=\(iso.string(from: date).queryEncoded)") }
+        if let before { query.append("before=\(before)") }
+        let page: AuditPageModel = try await api.get("/api/v1/audit?" + query.joined(separator: "&"))
+        if context.json {
+            try context.printJSON(page)
+            return
+        }
+        let users: ItemsModel<UserModel> = try await api.get("/api/v1/users")
+        let rooms: ItemsModel<RoomModel> = try await api.get("/api/v1/rooms")
+        let emails = Dictionary(uniqueKeysWithValues: users.items.map { ($0.id, $0.email) })
+        let roomNames = Dictionary(uniqueKeysWithValues: rooms.items.map { ($0.id, $0.name) })
+        var table = Table([
+            l("column.time"), l("column.action"), l("column.outcome"), l("column.reason"), l("column.who"), l("column.about"), l("column.lock"),
+            l("column.room"),
+        ])
+        for event in page.items {
+            table.add([
+                context.date(event.at), l.has("action.\(event.action)") ? l("action.\(event.action)") : event.action,
+                l.has("outcome.\(event.outcome)") ? l("outcome.\(event.outcome)") : event.outcome,
+                event.reason.map { CLIError.reasonText($0, l) } ?? "–", event.actorId.map { emails[$0] ?? $0 } ?? "–",
+                event.subjectId.map { emails[$0] ?? $0 } ?? "–", event.lockId ?? "–", event.roomId.map { roomNames[$0] ?? $0 } ?? "–",
+            ])
+        }
+        Terminal.line(page.items.isEmpty ? l("audit.none") : table.rendered)
+        if let next = page.nextBefore { Terminal.line(l("audit.more", next)) }
+    }
+}
+
+extension AuditAction: ExpressibleByArgument {}
+extension AuditOutcome: ExpressibleByArgument {}

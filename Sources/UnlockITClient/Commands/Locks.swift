@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import UnlockITCore
+import UnlockITLocalization
+
+struct Locks: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: L.current("help.locks.abstract"), discussion: L.current("help.locks.discussion"),
+            subcommands: [List.self, Add.self, Activate.self, Show.self, Retire.self])
+    }
+
+    struct List: AsyncParsableCommand {
+        static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.locks.list.abstract")) }
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let l = context.l
+            let (api, _) = try context.signedIn()
+            let locks: ItemsModel<LockModel> = try await api.get("/api/v1/locks")
+            let rooms: ItemsModel<RoomModel> = try await api.get("/api/v1/rooms")
+            let roomNames = Dictionary(uniqueKeysWithValues: rooms.items.map { ($0.id, $0.name) })
+            try context.output(locks) {
+                var table = Table([
+                    l("column.lock"), l("column.name"), l("column.room"), l("column.state"), l("column.online"), l("column.last_seen"),
+                ])
+                for lock in locks.items {
+                    table.add([
+                        lock.id, lock.name, lock.roomId.flatMap { roomNames[$0] } ?? "–", l("state.\(lock.state.rawValue)"),
+                        context.yesNo(lock.online),
+                        context.date(lock.lastSeen),
+                    ])
+                }
+                return (locks.items.isEmpty ? "" : table.rendered + "\n\n") + l.plural("locks.count", count: locks.items.count)
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(abstract: L.current("help.locks.add.abstract"), discussion: L.current("help.locks.add.discussion"))
+        }
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp(L.current("help.locks.id"), valueName: "lock")) var lock: String
+        @Option(help: ArgumentHelp(L.current("help.locks.name"), valueName: "name")) var name: String
+        @Option(help: ArgumentHelp(L.current("help.rooms.reference"), valueName: "room")) var room: String
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let l = context.l
+            let (api, _) = try context.signedIn()
+            let lookup = Lookup(api: api)
+            let id = try lookup.lockID(lock)
+            let foundRoom = try await lookup.room(room)
+            let registered: RegisteredLockModel = try await api.send(
+                "POST", "/api/v1/locks", ["id": id, "name": name, "roomId": foundRoom.id])
+            try context.output(registered) {
+                [
+                    l("locks.registered", registered.lock.id, foundRoom.name),
+                    l("locks.credentials", registered.mqtt.broker, registered.mqtt.username, registered.mqtt.password),
+                    l("locks.next_step", registered.lock.id),
+                ].joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Activate: AsyncParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(abstract: L.current("help.locks.activate.abstract"), discussion: L.current("help.locks.activate.discussion"))
+        }
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp(L.current("help.locks.id"), valueName: "lock")) var lock: String
+        @Option(help: ArgumentHelp(L.current("help.locks.setup_code"), valueName: "code")) var setupCode: String?
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let l = context.l
+            let (api, _) = try context.signedIn()
+            let id = try Lookup(api: api).lockID(lock)
+            let code = try setupCode ?? Terminal.ask(l("prompt.setup_code")).orThrow(CLIError.usage(l("error.no_setup_code"), l))
+            let activated: LockModel = try await api.send("POST", "/api/v1/locks/\(id)/activate", ["setupCode": code])
+            try context.output(activated) { l("locks.activated", activated.id) }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.locks.show.abstract")) }
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp(L.current("help.locks.id"), valueName: "lock")) var lock: String
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let l = context.l
+            let (api, _) = try context.signedIn()
+            let found: LockModel = try await api.get("/api/v1/locks/\(try Lookup(api: api).lockID(lock))")
+            let roomName = try await found.roomId.asyncMap { id -> String in
+                let room: RoomModel = try await api.get("/api/v1/rooms/\(id)")
+                return room.name
+            }
+            try context.output(found) {
+                var table = Table([l("column.field"), l("column.value")])
+                table.add([l("column.lock"), found.id])
+                table.add([l("column.name"), found.name])
+                table.add([l("column.room"), roomName ?? "–"])
+                table.add([l("column.state"), l("state.\(found.state.rawValue)")])
+                table.add([l("column.online"), context.yesNo(found.online)])
+                table.add([l("column.last_seen"), context.date(found.lastSeen)])
+                table.add([l("column.firmware"), found.firmwareVersion ?? "–"])
+                table.add([l("column.activated"), context.date(found.activatedAt)])
+                return table.rendered
+            }
+        }
+    }
+
+    struct Retire: AsyncParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(abstract: L.current("help.locks.retire.abstract"), discussion: L.current("help.locks.retire.discussion"))
+        }
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp(L.current("help.locks.id"), valueName: "lock")) var lock: String
+        @Flag(help: ArgumentHelp(L.current("help.option.yes"))) var yes = false
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let l = context.l
+            let (api, _) = try context.signedIn()
+            let id = try Lookup(api: api).lockID(lock)
+            try confirmOrRefuse(yes: yes, question: l("locks.confirm_retire", id), l)
+            let retired: LockModel = try await api.send("POST", "/api/v1/locks/\(id)/retire")
+            try context.output(retired) { l("locks.retired", retired.id) }
+        }
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

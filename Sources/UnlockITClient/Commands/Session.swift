@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import UnlockITCore
+import UnlockITLocalization
+
+struct Logout: AsyncParsableCommand {
+    static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.logout.abstract")) }
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = CommandContext(global)
+        let l = context.l
+        guard let credentials = try Credentials.load(l) else {
+            Terminal.line(l("logout.not_signed_in"))
+            return
+        }
+        // Revoke on the server if it can be reached; forget locally in any case.
+        let api = ServerAPI(baseURL: try context.serverURL(stored: credentials), token: credentials.token, l: l)
+        try? await api.perform("POST", "/api/v1/auth/sign-out")
+        Credentials.remove()
+        Terminal.line(l("logout.done", credentials.email))
+    }
+}
+
+struct Whoami: AsyncParsableCommand {
+    static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.whoami.abstract")) }
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = CommandContext(global)
+        let l = context.l
+        let (api, credentials) = try context.signedIn()
+        let me: MeModel = try await api.get("/api/v1/me")
+        try context.output(me) {
+            var table = Table([l("column.field"), l("column.value")])
+            table.add([l("column.email"), me.user.email])
+            table.add([l("column.name"), me.user.name])
+            table.add([l("column.role"), l("role.\(me.user.role.rawValue)")])
+            table.add([l("column.level"), l.number(me.user.securityLevel)])
+            table.add([l("column.company"), me.company.name])
+            table.add([l("column.server"), api.baseURL])
+            table.add([l("column.session_until"), context.date(credentials.expiresAt)])
+            return table.rendered
+        }
+    }
+}
+
+struct Passwd: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(abstract: L.current("help.passwd.abstract"), discussion: L.current("help.passwd.discussion"))
+    }
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: ArgumentHelp(L.current("help.option.password_stdin")))
+    var passwordStdin = false
+
+    func run() async throws {
+        let context = CommandContext(global)
+        let l = context.l
+        let (api, _) = try context.signedIn()
+        let secrets = SecretReader(fromStdin: passwordStdin, l: l)
+        let current = try secrets.read(l("prompt.current_password"))
+        let new = try secrets.readNew(l)
+        try await api.perform("POST", "/api/v1/me/password", ["currentPassword": current, "newPassword": new])
+        Terminal.line(l("passwd.done"))
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import UnlockITCore
+import UnlockITLocalization
+
+struct Unlock: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(abstract: L.current("help.unlock.abstract"), discussion: L.current("help.unlock.discussion"))
+    }
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp(L.current("help.unlock.target"), valueName: "lock-or-room")) var target: String?
+    @Option(help: ArgumentHelp(L.current("help.unlock.lock"), valueName: "lock")) var lock: String?
+
+    func validate() throws {
+        if target == nil && lock == nil { throw ValidationError(L.current("error.unlock_what")) }
+    }
+
+    func run() async throws {
+        let context = CommandContext(global)
+        let l = context.l
+        let (api, _) = try context.signedIn()
+        let entries: ItemsModel<AccessEntryModel> = try await api.get("/api/v1/me/access")
+        let chosen = try choose(from: entries.items, l)
+        let unlocked: UnlockedModel = try await api.send("POST", "/api/v1/locks/\(chosen.lockId)/unlock")
+        try context.output(unlocked) { l("unlock.done", chosen.lockName, chosen.lockId) }
+    }
+
+    /// The lock to open: named directly, or the only lock of a named room, or the one picked among a room's locks.
+    func choose(from entries: [AccessEntryModel], _ l: Localizer) throws -> AccessEntryModel {
+        let wanted = lock?.lowercased()
+        guard let target else {
+            // Just --lock: the server decides whether it exists for this user.
+            return entries.first { $0.lockId == wanted }
+                ?? AccessEntryModel(
+                    lockId: wanted ?? "", lockName: wanted ?? "", allowed: false, reason: "", online: false)
+        }
+        if let entry = entries.first(where: { $0.lockId == target.lowercased() }) { return entry }
+        let inRoom = entries.filter {
+            $0.roomName?.caseInsensitiveCompare(target.trimmingCharacters(in: .whitespaces)) == .orderedSame || $0.roomId == target.lowercased()
+        }
+        if let wanted {
+            guard let entry = inRoom.first(where: { $0.lockId == wanted }) else {
+                throw CLIError(l("error.lock_not_in_room", wanted, target), hint: l("hint.unlock_choose"), status: .failure)
+            }
+            return entry
+        }
+        switch inRoom.count {
+        case 0:
+            // Perhaps a lock id the user cannot see: let the server answer for it.
+            if LockIDShape.matches(target) {
+                return AccessEntryModel(lockId: target.lowercased(), lockName: target, allowed: false, reason: "", online: false)
+            }
+            throw CLIError(l("error.no_such_target", target), hint: l("hint.access"), status: .failure)
+        case 1:
+            return inRoom[0]
+        default:
+            let options = inRoom.enumerated().map { "  \($0.offset + 1). \($0.element.lockName) (\($0.element.lockId))" }
+            guard Terminal.stdinIsTerminal else {
+                throw CLIError(
+                    l("error.several_locks", target) + "\n" + options.joined(separator: "\n"), hint: l("hint.unlock_choose"), status: .usage)
+            }
+            Terminal.error(l("unlock.which", target))
+            Terminal.error(options.joined(separator: "\n"))
+            guard let answer = Terminal.ask(l("prompt.choice", inRoom.count)), let number = Int(answer), (1...inRoom.count).contains(number) else {
+                throw CLIError(l("error.cancelled"), status: .failure)
+            }
+            return inRoom[number - 1]
+        }
+    }
+}
+
+/// What a lock id looks like, to tell it from a room name.
+enum LockIDShape {
+    static func matches(_ text: String) -> Bool {
+        (3...64).contains(text.count) && text.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" } && !text.hasPrefix("-")
+    }
+}
+
+struct Access: AsyncParsableCommand {
+    static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.access.abstract")) }
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = CommandContext(global)
+        let l = context.l
+        let (api, _) = try context.signedIn()
+        let entries: ItemsModel<AccessEntryModel> = try await api.get("/api/v1/me/access")
+        try context.output(entries) {
+            var table = Table([l("column.lock"), l("column.room"), l("column.can_open"), l("column.why"), l("column.online")])
+            for entry in entries.items {
+                table.add([
+                    "\(entry.lockName) (\(entry.lockId))", entry.roomName ?? "–", context.yesNo(entry.allowed), CLIError.reasonText(entry.reason, l),
+                    context.yesNo(entry.online),
+                ])
+            }
+            return entries.items.isEmpty ? l("access.none") : table.rendered
+        }
+    }
+}

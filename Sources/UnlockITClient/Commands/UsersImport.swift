@@ -1,0 +1,168 @@
+import ArgumentParser
+import Foundation
+import UnlockITCore
+import UnlockITLocalization
+
+extension Users {
+    /// `users import FILE.csv`: every row is checked before anything is written, and either every
+    /// user is created or none is.
+    struct Import: AsyncParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(abstract: L.current("help.users.import.abstract"), discussion: L.current("help.users.import.discussion"))
+        }
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp(L.current("help.users.import.file"), valueName: "file.csv")) var file: String
+        @Flag(help: ArgumentHelp(L.current("help.users.import.dry_run"))) var dryRun = false
+
+        struct Row: Encodable {
+            var email: String
+            var name: String
+            var role: Role
+            var securityLevel: Int
+            var password: String?
+        }
+
+        /// Why a row was rejected, here or by the server. Said from the catalogs' `import.reason.*`.
+        enum RowReason: String, CaseIterable {
+            case invalidEmail = "invalid_email"
+            case invalidName = "invalid_name"
+            case invalidRole = "invalid_role"
+            case invalidLevel = "invalid_level"
+            case weakPassword = "weak_password"
+            case wrongFieldCount = "wrong_field_count"
+            case emailTaken = "email_taken"
+            case oidcOnlyHasNoPassword = "oidc_only_has_no_password"
+        }
+
+        struct Rejection: Encodable, Sendable {
+            var line: Int
+            var field: String
+            var reason: String
+        }
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let l = context.l
+            let (api, _) = try context.signedIn()
+            guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+                throw CLIError(l("error.unreadable_file", file), status: .failure)
+            }
+            let (rows, lines, rejections) = try Self.parse(text, l)
+            guard rejections.isEmpty else { throw Self.rejected(rejections, context) }
+
+            if !context.json { Terminal.error(l("import.sending", rows.count)) }
+            struct Body: Encodable { var users: [Row] }
+            let imported: ImportedModel
+            do {
+                let response = try await api.call(
+                    "POST", "/api/v1/users/import\(dryRun ? "?dryRun=true" : "")", body: try ServerAPI.encoder.encode(Body(users: rows)), raw: true)
+                imported = try ServerAPI.decoder.decode(ImportedModel.self, from: response)
+            } catch let failure as ServerAPI.Failure {
+                guard let errors = failure.problem?.errors, failure.problem?.code == ProblemCode.importRejected.rawValue else {
+                    throw CLIError.problem(failure.problem?.code ?? "internal_error", reason: nil, detail: failure.problem?.detail, l)
+                }
+                throw Self.rejected(errors.map { Rejection(line: lines[$0.index], field: $0.field, reason: $0.reason) }, context)
+            }
+
+            try context.output(imported) {
+                let users = imported.created.map(\.user)
+                var text = Users.table(users, context) + "\n\n"
+                text += dryRun ? l("import.dry_run", users.count) : l("import.done", users.count)
+                let generated = imported.created.filter { $0.initialPassword != nil }
+                if !generated.isEmpty {
+                    text += "\n" + l("import.initial_passwords")
+                    for created in generated { text += "\n  \(created.user.email)  \(created.initialPassword!)" }
+                }
+                return text
+            }
+        }
+
+        /// Reads and checks every row. Returns the rows, each row's line number, and the rejections.
+        static func parse(_ text: String, _ l: Localizer) throws -> ([Row], [Int], [Rejection]) {
+            let records = CSV.rows(text)
+            guard let header = records.first else { throw CLIError(l("error.empty_file"), hint: l("hint.import_format"), status: .failure) }
+            let columns = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            for required in ["email", "name", "role", "level"] where !columns.contains(required) {
+                throw CLIError(l("error.missing_column", required), hint: l("hint.import_format"), status: .failure)
+            }
+            if let unknown = columns.first(where: { !["email", "name", "role", "level", "password"].contains($0) }) {
+                throw CLIError(l("error.unknown_column", unknown), hint: l("hint.import_format"), status: .failure)
+            }
+            var rows: [Row] = []
+            var lines: [Int] = []
+            var rejections: [Rejection] = []
+            var seen: [String: Int] = [:]
+            var progress = Progress(label: l("import.checking"), total: records.count - 1)
+            for (index, record) in records.dropFirst().enumerated() {
+                defer { progress.update(index + 1) }
+                func value(_ column: String) -> String? {
+                    guard let position = columns.firstIndex(of: column), position < record.fields.count else { return nil }
+                    let field = record.fields[position].trimmingCharacters(in: .whitespaces)
+                    return field.isEmpty ? nil : field
+                }
+                func reject(_ field: String, _ reason: RowReason) {
+                    rejections.append(Rejection(line: record.line, field: field, reason: reason.rawValue))
+                }
+                guard record.fields.count == columns.count else {
+                    reject("", .wrongFieldCount)
+                    continue
+                }
+                guard let email = value("email").flatMap(Validation.email) else {
+                    reject("email", .invalidEmail)
+                    continue
+                }
+                guard let name = value("name").flatMap({ Validation.name($0) }) else {
+                    reject("name", .invalidName)
+                    continue
+                }
+                guard let role = value("role").flatMap({ Role(rawValue: $0.lowercased()) }) else {
+                    reject("role", .invalidRole)
+                    continue
+                }
+                guard let level = value("level").flatMap({ Int($0) }).flatMap(Validation.level) else {
+                    reject("level", .invalidLevel)
+                    continue
+                }
+                let password = value("password")
+                if let password, !Validation.password(password) {
+                    reject("password", .weakPassword)
+                    continue
+                }
+                if let first = seen[email] {
+                    rejections.append(Rejection(line: record.line, field: "email", reason: "duplicate_in_file(\(first))"))
+                    continue
+                }
+                seen[email] = record.line
+                rows.append(Row(email: email, name: name, role: role, securityLevel: level, password: password))
+                lines.append(record.line)
+            }
+            if records.count == 1 { throw CLIError(l("error.empty_file"), hint: l("hint.import_format"), status: .failure) }
+            return (rows, lines, rejections)
+        }
+
+        /// Every rejected row with its line number and reason; nothing was imported.
+        static func rejected(_ rejections: [Rejection], _ context: CommandContext) -> CLIError {
+            let l = context.l
+            if context.json {
+                struct Output: Encodable {
+                    var imported = 0
+                    var rejected: [Rejection]
+                }
+                try? context.printJSON(Output(rejected: rejections))
+            } else {
+                for rejection in rejections {
+                    Terminal.error(l("import.rejected_row", rejection.line, reasonText(rejection.reason, l)))
+                }
+            }
+            return CLIError(l("import.nothing_imported", rejections.count), hint: l("hint.import_fix"), status: .failure)
+        }
+
+        /// `duplicate_in_file(12)` is said with its line number; the rest from the catalog.
+        static func reasonText(_ reason: String, _ l: Localizer) -> String {
+            if reason.hasPrefix("duplicate_in_file("), let number = Int(reason.dropFirst("duplicate_in_file(".count).dropLast()) {
+                return l("import.reason.duplicate", number)
+            }
+            return l.has("import.reason.\(reason)") ? l("import.reason.\(reason)") : reason
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import UnlockITCore
+import UnlockITLocalization
+
+/// A failure as the user sees it: one localized sentence, what to do about it, and an exit status.
+public struct CLIError: Error, Sendable {
+    public let message: String
+    public let hint: String?
+    public let status: ExitStatus
+
+    public init(_ message: String, hint: String? = nil, status: ExitStatus = .failure) {
+        self.message = message
+        self.hint = hint
+        self.status = status
+    }
+
+    /// The server's problem code, said in the user's language. `reason` (for access denials and
+    /// lock outcomes) is said too.
+    static func problem(_ code: String, reason: String?, detail: String?, _ l: Localizer) -> CLIError {
+        let status: ExitStatus
+        switch ProblemCode(rawValue: code) {
+        case .unauthenticated?: status = .notSignedIn
+        case .adminRequired?, .passwordChangeRequired?, .userDisabled?, .noAccount?: status = .forbidden
+        case .accessDenied?, .lockDenied?: status = .accessDenied
+        case .lockOffline?, .lockTimeout?, .brokerUnavailable?: status = .lockUnreachable
+        case .invalidCredentials?, .idTokenInvalid?: status = .notSignedIn
+        default: status = .failure
+        }
+        let key = "error.\(code)"
+        guard l.has(key) else {
+            return CLIError(l("error.unknown_problem", code), hint: detail, status: status)
+        }
+        let message: String
+        if ProblemCode(rawValue: code) == .accessDenied {
+            message = l(key, reasonText(reason ?? "", l))
+        } else {
+            message = l(key)
+        }
+        let hintKey = "hint.\(code)"
+        return CLIError(message, hint: l.has(hintKey) ? l(hintKey) : nil, status: status)
+    }
+
+    /// Why the access rule said no (or yes), as a phrase in the user's language.
+    static func reasonText(_ reason: String, _ l: Localizer) -> String {
+        l.has("reason.\(reason)") ? l("reason.\(reason)") : reason
+    }
+
+    static func usage(_ message: String, _ l: Localizer) -> CLIError {
+        CLIError(message, hint: l("hint.usage"), status: .usage)
+    }
+}

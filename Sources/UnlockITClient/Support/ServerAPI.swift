@@ -1,0 +1,118 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import UnlockITCore
+import UnlockITLocalization
+
+/// The server's API as the CLI uses it: JSON in and out, and every failure turned into a
+/// localized ``CLIError`` (never raw JSON, never a stack trace).
+struct ServerAPI: Sendable {
+    let baseURL: String
+    let token: String?
+    let l: Localizer
+
+    /// One HTTP client for the run. Like curl, one connection attempt (refused: at once; silent: after
+    /// 5 s); an answer may take up to 2 minutes (imports hash many passwords). The process exits
+    /// without shutting it down, which is fine for a client that lives as long as the process.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(120))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    struct Problem: Decodable {
+        var code: String
+        var reason: String?
+        var detail: String?
+        var errors: [ImportRowError]?
+    }
+
+    struct ImportRowError: Decodable, Sendable {
+        var index: Int
+        var field: String
+        var reason: String
+    }
+
+    /// The problem of a failed call, for commands that handle some codes themselves.
+    struct Failure: Error {
+        let status: Int
+        let problem: Problem?
+    }
+
+    func get<T: Decodable>(_ path: String, as type: T.Type = T.self) async throws -> T {
+        try decode(try await call("GET", path, body: nil))
+    }
+
+    func send<T: Decodable>(_ method: String, _ path: String, _ body: some Encodable, as type: T.Type = T.self) async throws -> T {
+        try decode(try await call(method, path, body: try Self.encoder.encode(body)))
+    }
+
+    func send<T: Decodable>(_ method: String, _ path: String, as type: T.Type = T.self) async throws -> T {
+        try decode(try await call(method, path, body: nil))
+    }
+
+    /// A call whose success has no body (204).
+    func perform(_ method: String, _ path: String, _ body: (some Encodable)? = Optional<String>.none) async throws {
+        _ = try await call(method, path, body: try body.map { try Self.encoder.encode($0) })
+    }
+
+    private func decode<T: Decodable>(_ data: Data) throws -> T {
+        do {
+            return try Self.decoder.decode(T.self, from: data)
+        } catch {
+            throw CLIError(l("error.bad_response"), hint: l("hint.bad_response"), status: .failure)
+        }
+    }
+
+    /// Sends the request. Problems become ``CLIError``s, except that with `raw` the caller gets a
+    /// ``Failure`` to inspect.
+    func call(_ method: String, _ path: String, body: Data?, raw: Bool = false) async throws -> Data {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = HTTPMethod(rawValue: method)
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "unlockit-cli")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let response: HTTPClientResponse
+        let data: Data
+        do {
+            response = try await Self.http.execute(request, timeout: .seconds(120))
+            data = Data(try await response.body.collect(upTo: 32 * 1024 * 1024).readableBytesView)
+        } catch {
+            throw CLIError(l("error.server_unreachable", baseURL), hint: l("hint.server_unreachable"), status: .serverUnreachable)
+        }
+        guard (200..<300).contains(response.status.code) else {
+            let problem = try? Self.decoder.decode(Problem.self, from: data)
+            if raw { throw Failure(status: Int(response.status.code), problem: problem) }
+            guard let problem else {
+                throw CLIError(l("error.http_status", Int(response.status.code)), hint: l("hint.bad_response"), status: .failure)
+            }
+            throw CLIError.problem(problem.code, reason: problem.reason, detail: problem.detail, l)
+        }
+        return data
+    }
+}
+
+extension String {
+    /// Percent-encodes a value for a URL query.
+    var queryEncoded: String {
+        addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? self
+    }
+}
