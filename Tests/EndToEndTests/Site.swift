@@ -17,7 +17,7 @@ struct Site {
         let directory = try TemporaryDirectory("unlockit-e2e")
         let broker = try await TestBroker.start(in: directory.path)
         let server = try await TestServer.start(broker: broker, directory: directory.path, extra: serverEnvironment)
-        let admin = try await server.adminSession()
+        let admin = try await server.adminSession(company: "Site", email: "operator@site.test")
         let room = try await server.api.post("/api/v1/rooms", token: admin, ["name": "Lab", "type": "office", "requiredLevel": requiredLevel])
         guard room.status == 201, let roomID = room.string("id") else { throw TestSupportError("room: \(room)") }
         return Site(directory: directory, broker: broker, server: server, admin: admin, roomID: roomID)

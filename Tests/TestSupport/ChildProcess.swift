@@ -11,22 +11,29 @@ public final class ChildProcess: Sendable {
     public let pid: pid_t
     private let stdinFD: Int32
     private let collected = Lines()
+    private let collectedErrors = Lines()
+    private let inputOpen = Mutex(true)
     private let status = Mutex<Int32?>(nil)
 
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], name: String? = nil) throws {
+    /// With `separateErrors`, stderr is collected apart from stdout (see ``errors``).
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], name: String? = nil, separateErrors: Bool = false
+    ) throws {
         self.name = name ?? URL(fileURLWithPath: executable).lastPathComponent
         var input: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
+        var errorPipe: [Int32] = [-1, -1]
         guard pipe(&input) == 0, pipe(&output) == 0 else { throw TestSupportError("pipe failed") }
+        if separateErrors { guard pipe(&errorPipe) == 0 else { throw TestSupportError("pipe failed") } }
         // Not inherited by other children; posix_spawn's dup2 gives this child its own copies.
-        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        for fd in input + output + errorPipe where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, separateErrors ? errorPipe[1] : output[1], 2)
 
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
@@ -51,6 +58,7 @@ public final class ChildProcess: Sendable {
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         close(input[0])
         close(output[1])
+        if separateErrors { close(errorPipe[1]) }
         guard rc == 0 else {
             close(input[1])
             close(output[0])
@@ -59,8 +67,11 @@ public final class ChildProcess: Sendable {
         self.pid = pid
         self.stdinFD = input[1]
 
-        let readFD = output[0]
-        let collected = self.collected
+        Self.startReader(fd: output[0], into: collected)
+        if separateErrors { Self.startReader(fd: errorPipe[0], into: collectedErrors) }
+    }
+
+    private static func startReader(fd readFD: Int32, into collected: Lines) {
         let thread = Thread {
             var pending = [UInt8]()
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -94,6 +105,16 @@ public final class ChildProcess: Sendable {
     }
 
     public var output: [String] { collected.all }
+    /// stderr, when started with `separateErrors`.
+    public var errors: [String] { collectedErrors.all }
+
+    /// Ends the process's stdin.
+    public func closeInput() {
+        inputOpen.withLock { open in
+            if open { close(stdinFD) }
+            open = false
+        }
+    }
     public var exitCode: Int32? { isRunning ? nil : status.withLock { $0 } }
 
     /// Waits until a line of output after the first `skip` lines contains `text`; returns that line.
@@ -143,7 +164,7 @@ public final class ChildProcess: Sendable {
 
     deinit {
         kill9()
-        close(stdinFD)
+        closeInput()
     }
 }
 

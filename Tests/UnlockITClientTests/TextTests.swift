@@ -1,0 +1,27 @@
+import Testing
+
+@testable import UnlockITClient
+
+@Suite struct TextTests {
+    @Test func csvHandlesQuotesCommasAndLineNumbers() {
+        let rows = CSV.rows("email,name\r\n\"a@x.dk\",\"Berg, Ann\"\n\nb@x.dk,\"Say \"\"hi\"\"\"\nc@x.dk,\"two\nlines\"\nd@x.dk,last")
+        #expect(rows.map(\.line) == [1, 2, 4, 5, 7])
+        #expect(rows[1].fields == ["a@x.dk", "Berg, Ann"])
+        #expect(rows[2].fields == ["b@x.dk", "Say \"hi\""])
+        #expect(rows[3].fields == ["c@x.dk", "two\nlines"])
+        #expect(rows[4].fields == ["d@x.dk", "last"])
+    }
+
+    @Test func tablesAreAligned() {
+        var table = Table(["Name", "Niveau"])
+        table.add(["Åse Ørsted", "3"])
+        table.add(["Bo", "12"])
+        #expect(table.rendered == "Name        Niveau\nÅse Ørsted  3\nBo          12")
+    }
+
+    @Test func lockIDsAreToldFromRoomNames() {
+        #expect(LockIDShape.matches("lock-front-door"))
+        #expect(!LockIDShape.matches("Meeting room"))
+        #expect(!LockIDShape.matches("Lab"))
+    }
+}
