@@ -69,209 +69,211 @@ struct CLIEndToEndTests {
     @Test("An admin and two employees run a site with the CLI", arguments: ["en", "da"])
     func adminAndEmployees(language: String) async throws {
         let t = Self.text[language]!
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        let server = "http://127.0.0.1:\(site.server.port)"
-        let admin = Person(home: "\(site.directory.path)/admin-home", language: language)
-        let boss = Person(home: "\(site.directory.path)/boss-home", language: language)
-        let clerk = Person(home: "\(site.directory.path)/clerk-home", language: language)
+        try await Site.with() { site in
+            let server = "http://127.0.0.1:\(site.server.port)"
+            let admin = Person(home: "\(site.directory.path)/admin-home", language: language)
+            let boss = Person(home: "\(site.directory.path)/boss-home", language: language)
+            let clerk = Person(home: "\(site.directory.path)/clerk-home", language: language)
 
-        // Sign in: the first-login password change happens inside login.
-        let initial = try await site.server.bootstrap(company: "Acme", adminEmail: "admin@acme.test")
-        let login = try await admin.run(
-            ["login", "--server", server, "--email", "admin@acme.test", "--password-stdin"], stdin: [initial, "the admin's own password"])
-        #expect(login.status == 0, "\(login)")
-        #expect(login.stdout.contains(t["signedIn"]!))
-        #expect(login.stderr.contains(t["firstLogin"]!))
-        var info = stat()
-        #expect(stat(admin.credentialsPath, &info) == 0)
-        #expect(info.st_mode & 0o777 == 0o600)
+            // Sign in: the first-login password change happens inside login.
+            let initial = try await site.server.bootstrap(company: "Acme", adminEmail: "admin@acme.test")
+            let login = try await admin.run(
+                ["login", "--server", server, "--email", "admin@acme.test", "--password-stdin"], stdin: [initial, "the admin's own password"])
+            #expect(login.status == 0, "\(login)")
+            #expect(login.stdout.contains(t["signedIn"]!))
+            #expect(login.stderr.contains(t["firstLogin"]!))
+            var info = stat()
+            #expect(stat(admin.credentialsPath, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o600)
 
-        // Users, a room, an authorization-free level rule.
-        for (email, level) in [("boss@acme.test", 5), ("clerk@acme.test", 1)] {
-            let added = try await admin.run(
-                ["users", "add", "--email", email, "--name", email, "--level", "\(level)", "--password-stdin"], stdin: ["initial password 1"])
-            #expect(added.status == 0, "\(added)")
+            // Users, a room, an authorization-free level rule.
+            for (email, level) in [("boss@acme.test", 5), ("clerk@acme.test", 1)] {
+                let added = try await admin.run(
+                    ["users", "add", "--email", email, "--name", email, "--level", "\(level)", "--password-stdin"], stdin: ["initial password 1"])
+                #expect(added.status == 0, "\(added)")
+            }
+            let users = try await admin.run(["users", "list"])
+            #expect(users.stdout.contains(t["threeUsers"]!))
+            #expect(try await admin.run(["rooms", "add", "Lab", "--type", "office", "--level", "3"]).status == 0)
+            #expect(try await admin.run(["rooms", "list"]).stdout.contains(t["oneRoom"]!))
+
+            // A lock: register (credentials shown once), boot it in pairing mode, activate it.
+            let registered = try await admin.run(["locks", "add", "lock-cli", "--name", "Front door", "--room", "Lab", "--json"])
+            #expect(registered.status == 0, "\(registered)")
+            let password = try #require((registered.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
+            let lock = try await TestLock(id: "lock-cli", directory: site.directory.path)
+            try await lock.start(broker: site.broker.url, password: password, pairing: true)
+            try await Self.waitUntilOnline(admin, true)
+            let wrongCode = try await admin.run(["locks", "activate", "lock-cli", "--setup-code", "AAAA-BBBB-CCCC-DDDD"])
+            #expect(wrongCode.status == 1)
+            #expect(wrongCode.stderr.contains(t["wrongCode"]!))
+            let activated = try await admin.run(["locks", "activate", "lock-cli", "--setup-code", lock.setupCode])
+            #expect(activated.stdout.contains(t["activated"]!), "\(activated)")
+
+            // The employees sign in (changing their passwords) and try the door.
+            for person in [boss, clerk] {
+                let email = person.home.contains("boss") ? "boss@acme.test" : "clerk@acme.test"
+                let signedIn = try await person.run(
+                    ["login", "--server", server, "--email", email, "--password-stdin"], stdin: ["initial password 1", "my own password 1"])
+                #expect(signedIn.status == 0, "\(signedIn)")
+            }
+            let opened = try await boss.run(["unlock", "Lab"])
+            #expect(opened.status == 0, "\(opened)")
+            #expect(opened.stdout == t["unlocked"]!)
+            let refused = try await clerk.run(["unlock", "lock-cli"])
+            #expect(refused.status == 5)
+            #expect(refused.stderr.contains(t["denied"]!), "\(refused)")
+            #expect(refused.stderr.contains(t["deniedHint"]!))
+            #expect(!refused.stderr.contains("{"))
+            let access = try await clerk.run(["access"])
+            #expect(access.stdout.contains(t["levelTooLow"]!))
+
+            // The audit log shows both, in the chosen language.
+            let audit = try await admin.run(["audit", "--action", "unlock"])
+            #expect(audit.stdout.contains("boss@acme.test") && audit.stdout.contains(t["granted"]!), "\(audit)")
+            #expect(audit.stdout.contains("clerk@acme.test") && audit.stdout.contains(t["levelTooLow"]!))
+
+            // An employee is not an admin.
+            let forbidden = try await clerk.run(["users", "list"])
+            #expect(forbidden.status == 4)
+            #expect(forbidden.stderr.contains(t["adminOnly"]!))
+
+            // An unreachable lock.
+            await lock.stop()
+            try await Self.waitUntilOnline(admin, false)
+            let offline = try await boss.run(["unlock", "Lab"])
+            #expect(offline.status == 6)
+            #expect(offline.stderr.contains(t["offline"]!))
+
+            // Usage errors.
+            let usage = try await admin.run(["users", "list", "--no-such-option"])
+            #expect(usage.status == 64)
+            #expect(usage.stderr.contains(t["usage"]!))
         }
-        let users = try await admin.run(["users", "list"])
-        #expect(users.stdout.contains(t["threeUsers"]!))
-        #expect(try await admin.run(["rooms", "add", "Lab", "--type", "office", "--level", "3"]).status == 0)
-        #expect(try await admin.run(["rooms", "list"]).stdout.contains(t["oneRoom"]!))
-
-        // A lock: register (credentials shown once), boot it in pairing mode, activate it.
-        let registered = try await admin.run(["locks", "add", "lock-cli", "--name", "Front door", "--room", "Lab", "--json"])
-        #expect(registered.status == 0, "\(registered)")
-        let password = try #require((registered.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
-        let lock = try await TestLock(id: "lock-cli", directory: site.directory.path)
-        try await lock.start(broker: site.broker.url, password: password, pairing: true)
-        try await Self.waitUntilOnline(admin, true)
-        let wrongCode = try await admin.run(["locks", "activate", "lock-cli", "--setup-code", "AAAA-BBBB-CCCC-DDDD"])
-        #expect(wrongCode.status == 1)
-        #expect(wrongCode.stderr.contains(t["wrongCode"]!))
-        let activated = try await admin.run(["locks", "activate", "lock-cli", "--setup-code", lock.setupCode])
-        #expect(activated.stdout.contains(t["activated"]!), "\(activated)")
-
-        // The employees sign in (changing their passwords) and try the door.
-        for person in [boss, clerk] {
-            let email = person.home.contains("boss") ? "boss@acme.test" : "clerk@acme.test"
-            let signedIn = try await person.run(
-                ["login", "--server", server, "--email", email, "--password-stdin"], stdin: ["initial password 1", "my own password 1"])
-            #expect(signedIn.status == 0, "\(signedIn)")
-        }
-        let opened = try await boss.run(["unlock", "Lab"])
-        #expect(opened.status == 0, "\(opened)")
-        #expect(opened.stdout == t["unlocked"]!)
-        let refused = try await clerk.run(["unlock", "lock-cli"])
-        #expect(refused.status == 5)
-        #expect(refused.stderr.contains(t["denied"]!), "\(refused)")
-        #expect(refused.stderr.contains(t["deniedHint"]!))
-        #expect(!refused.stderr.contains("{"))
-        let access = try await clerk.run(["access"])
-        #expect(access.stdout.contains(t["levelTooLow"]!))
-
-        // The audit log shows both, in the chosen language.
-        let audit = try await admin.run(["audit", "--action", "unlock"])
-        #expect(audit.stdout.contains("boss@acme.test") && audit.stdout.contains(t["granted"]!), "\(audit)")
-        #expect(audit.stdout.contains("clerk@acme.test") && audit.stdout.contains(t["levelTooLow"]!))
-
-        // An employee is not an admin.
-        let forbidden = try await clerk.run(["users", "list"])
-        #expect(forbidden.status == 4)
-        #expect(forbidden.stderr.contains(t["adminOnly"]!))
-
-        // An unreachable lock.
-        await lock.stop()
-        try await Self.waitUntilOnline(admin, false)
-        let offline = try await boss.run(["unlock", "Lab"])
-        #expect(offline.status == 6)
-        #expect(offline.stderr.contains(t["offline"]!))
-
-        // Usage errors.
-        let usage = try await admin.run(["users", "list", "--no-such-option"])
-        #expect(usage.status == 64)
-        #expect(usage.stderr.contains(t["usage"]!))
     }
 
     @Test("--json on every list command, with stable field names", arguments: ["en"])
     func jsonOutput(language: String) async throws {
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        let admin = Person(home: "\(site.directory.path)/home", language: language)
-        let initial = try await site.server.bootstrap(company: "Json", adminEmail: "admin@json.test")
-        try await admin.run(
-            ["login", "--server", "http://127.0.0.1:\(site.server.port)", "--email", "admin@json.test", "--password-stdin"],
-            stdin: [initial, "the admin's own password"])
-        try await admin.run(["rooms", "add", "Hall", "--type", "other", "--list-only"])
-        try await admin.run(["locks", "add", "lock-json", "--name", "Hall door", "--room", "Hall"])
+        try await Site.with() { site in
+            let admin = Person(home: "\(site.directory.path)/home", language: language)
+            let initial = try await site.server.bootstrap(company: "Json", adminEmail: "admin@json.test")
+            try await admin.run(
+                ["login", "--server", "http://127.0.0.1:\(site.server.port)", "--email", "admin@json.test", "--password-stdin"],
+                stdin: [initial, "the admin's own password"])
+            try await admin.run(["rooms", "add", "Hall", "--type", "other", "--list-only"])
+            try await admin.run(["locks", "add", "lock-json", "--name", "Hall door", "--room", "Hall"])
 
-        let users = try await admin.run(["users", "list", "--json"])
-        let userFields = Set(users.items.first?.keys.map { $0 } ?? [])
-        #expect(userFields.isSuperset(of: ["id", "email", "name", "role", "securityLevel", "enabled"]))
-        let rooms = try await admin.run(["rooms", "list", "--json"])
-        #expect(rooms.items.first?["name"] as? String == "Hall")
-        #expect(rooms.items.first?["requiredLevel"] is NSNull)
-        #expect(rooms.items.first?.keys.contains("authorizedUsers") == true)
-        let locks = try await admin.run(["locks", "list", "--json"])
-        #expect(locks.items.first?["id"] as? String == "lock-json")
-        #expect(locks.items.first?["state"] as? String == "registered")
-        let access = try await admin.run(["access", "--json"])
-        #expect(access.items.first?["allowed"] as? Bool == false)
-        #expect(access.items.first?["reason"] as? String == "lock_inactive")
-        let audit = try await admin.run(["audit", "--json"])
-        #expect(audit.items.contains { $0["action"] as? String == "register_lock" })
-        let whoami = try await admin.run(["whoami", "--json"])
-        #expect((whoami.json["user"] as? [String: any Sendable])?["email"] as? String == "admin@json.test")
-        for result in [users, rooms, locks, access, audit, whoami] {
-            #expect(result.status == 0)
-            #expect(result.stderr.isEmpty, "\(result.stderr)")
+            let users = try await admin.run(["users", "list", "--json"])
+            let userFields = Set(users.items.first?.keys.map { $0 } ?? [])
+            #expect(userFields.isSuperset(of: ["id", "email", "name", "role", "securityLevel", "enabled"]))
+            let rooms = try await admin.run(["rooms", "list", "--json"])
+            #expect(rooms.items.first?["name"] as? String == "Hall")
+            #expect(rooms.items.first?["requiredLevel"] is NSNull)
+            #expect(rooms.items.first?.keys.contains("authorizedUsers") == true)
+            let locks = try await admin.run(["locks", "list", "--json"])
+            #expect(locks.items.first?["id"] as? String == "lock-json")
+            #expect(locks.items.first?["state"] as? String == "registered")
+            let access = try await admin.run(["access", "--json"])
+            #expect(access.items.first?["allowed"] as? Bool == false)
+            #expect(access.items.first?["reason"] as? String == "lock_inactive")
+            let audit = try await admin.run(["audit", "--json"])
+            #expect(audit.items.contains { $0["action"] as? String == "register_lock" })
+            let whoami = try await admin.run(["whoami", "--json"])
+            #expect((whoami.json["user"] as? [String: any Sendable])?["email"] as? String == "admin@json.test")
+            for result in [users, rooms, locks, access, audit, whoami] {
+                #expect(result.status == 0)
+                #expect(result.stderr.isEmpty, "\(result.stderr)")
+            }
         }
     }
 
     @Test("The credentials file: private, refused when others can read it, removed by logout; expired sessions say so", arguments: ["en", "da"])
     func credentialsFile(language: String) async throws {
         let t = Self.text[language]!
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        let server = "http://127.0.0.1:\(site.server.port)"
-        let admin = Person(home: "\(site.directory.path)/home", language: language)
+        try await Site.with() { site in
+            let server = "http://127.0.0.1:\(site.server.port)"
+            let admin = Person(home: "\(site.directory.path)/home", language: language)
 
-        let notSignedIn = try await admin.run(["whoami"])
-        #expect(notSignedIn.status == 3)
-        #expect(notSignedIn.stderr.contains(t["notSignedIn"]!))
-        let unreachable = try await admin.run(["login", "--server", "http://127.0.0.1:1", "--email", "a@b.test", "--password-stdin"], stdin: ["x"])
-        #expect(unreachable.status == 7)
-        #expect(unreachable.stderr.contains(t["unreachable"]!))
+            let notSignedIn = try await admin.run(["whoami"])
+            #expect(notSignedIn.status == 3)
+            #expect(notSignedIn.stderr.contains(t["notSignedIn"]!))
+            let unreachable = try await admin.run(
+                ["login", "--server", "http://127.0.0.1:1", "--email", "a@b.test", "--password-stdin"], stdin: ["x"])
+            #expect(unreachable.status == 7)
+            #expect(unreachable.stderr.contains(t["unreachable"]!))
 
-        let initial = try await site.server.bootstrap(company: "Files", adminEmail: "admin@files.test")
-        #expect(
-            try await admin.run(
-                ["login", "--server", server, "--email", "admin@files.test", "--password-stdin"], stdin: [initial, "a brand new one!"]
-            )
-            .status == 0)
-        #expect(try await admin.run(["whoami"]).status == 0)
+            let initial = try await site.server.bootstrap(company: "Files", adminEmail: "admin@files.test")
+            #expect(
+                try await admin.run(
+                    ["login", "--server", server, "--email", "admin@files.test", "--password-stdin"], stdin: [initial, "a brand new one!"]
+                )
+                .status == 0)
+            #expect(try await admin.run(["whoami"]).status == 0)
 
-        // Readable by others: refused with the way to fix it.
-        chmod(admin.credentialsPath, 0o644)
-        let exposed = try await admin.run(["whoami"])
-        #expect(exposed.status == 78)
-        #expect(exposed.stderr.contains(t["exposed"]!) && exposed.stderr.contains(t["chmod"]!))
-        chmod(admin.credentialsPath, 0o600)
+            // Readable by others: refused with the way to fix it.
+            chmod(admin.credentialsPath, 0o644)
+            let exposed = try await admin.run(["whoami"])
+            #expect(exposed.status == 78)
+            #expect(exposed.stderr.contains(t["exposed"]!) && exposed.stderr.contains(t["chmod"]!))
+            chmod(admin.credentialsPath, 0o600)
 
-        // A session the server no longer accepts (signed out elsewhere) gives the "log in again" message.
-        let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: admin.credentialsPath))) as? [String: any Sendable]
-        let token = try #require(stored?["token"] as? String)
-        #expect(try await site.api.post("/api/v1/auth/sign-out", token: token).status == 204)
-        let expired = try await admin.run(["whoami"])
-        #expect(expired.status == 3)
-        #expect(expired.stderr.contains(t["expired"]!))
-        #expect(expired.stderr.contains(t["logInAgain"]!))
+            // A session the server no longer accepts (signed out elsewhere) gives the "log in again" message.
+            let stored =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: admin.credentialsPath))) as? [String: any Sendable]
+            let token = try #require(stored?["token"] as? String)
+            #expect(try await site.api.post("/api/v1/auth/sign-out", token: token).status == 204)
+            let expired = try await admin.run(["whoami"])
+            #expect(expired.status == 3)
+            #expect(expired.stderr.contains(t["expired"]!))
+            #expect(expired.stderr.contains(t["logInAgain"]!))
 
-        // Logout forgets the session.
-        #expect(try await admin.run(["logout"]).status == 0)
-        #expect(!FileManager.default.fileExists(atPath: admin.credentialsPath))
+            // Logout forgets the session.
+            #expect(try await admin.run(["logout"]).status == 0)
+            #expect(!FileManager.default.fileExists(atPath: admin.credentialsPath))
+        }
     }
 
     @Test("users import: one bad row imports nothing and names its line; --dry-run changes nothing", arguments: ["en", "da"])
     func importUsers(language: String) async throws {
         let t = Self.text[language]!
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        let admin = Person(home: "\(site.directory.path)/home", language: language)
-        let initial = try await site.server.bootstrap(company: "Import", adminEmail: "admin@import.test")
-        try await admin.run(
-            ["login", "--server", "http://127.0.0.1:\(site.server.port)", "--email", "admin@import.test", "--password-stdin"],
-            stdin: [initial, "the admin's own password"])
+        try await Site.with() { site in
+            let admin = Person(home: "\(site.directory.path)/home", language: language)
+            let initial = try await site.server.bootstrap(company: "Import", adminEmail: "admin@import.test")
+            try await admin.run(
+                ["login", "--server", "http://127.0.0.1:\(site.server.port)", "--email", "admin@import.test", "--password-stdin"],
+                stdin: [initial, "the admin's own password"])
 
-        let bad = "\(site.directory.path)/bad.csv"
-        try "email,name,role,level\nann@import.test,Ann Berg,employee,2\nnot-an-email,Bo,employee,1\n".write(
-            toFile: bad, atomically: true, encoding: .utf8)
-        let rejected = try await admin.run(["users", "import", bad])
-        #expect(rejected.status == 1)
-        #expect(rejected.stderr.contains(t["line3"]!), "\(rejected)")
-        #expect(rejected.stderr.contains(t["nothingImported"]!))
-        #expect(try await admin.run(["users", "list", "--json"]).items.count == 1)
+            let bad = "\(site.directory.path)/bad.csv"
+            try "email,name,role,level\nann@import.test,Ann Berg,employee,2\nnot-an-email,Bo,employee,1\n".write(
+                toFile: bad, atomically: true, encoding: .utf8)
+            let rejected = try await admin.run(["users", "import", bad])
+            #expect(rejected.status == 1)
+            #expect(rejected.stderr.contains(t["line3"]!), "\(rejected)")
+            #expect(rejected.stderr.contains(t["nothingImported"]!))
+            #expect(try await admin.run(["users", "list", "--json"]).items.count == 1)
 
-        let good = "\(site.directory.path)/good.csv"
-        try "email,name,role,level,password\nann@import.test,\"Berg, Ann\",employee,2,initial password 1\nbo@import.test,Bo,admin,0,\n".write(
-            toFile: good, atomically: true, encoding: .utf8)
-        let dryRun = try await admin.run(["users", "import", good, "--dry-run"])
-        #expect(dryRun.status == 0, "\(dryRun)")
-        #expect(dryRun.stdout.contains(t["dryRun"]!))
-        #expect(try await admin.run(["users", "list", "--json"]).items.count == 1)
+            let good = "\(site.directory.path)/good.csv"
+            try "email,name,role,level,password\nann@import.test,\"Berg, Ann\",employee,2,initial password 1\nbo@import.test,Bo,admin,0,\n".write(
+                toFile: good, atomically: true, encoding: .utf8)
+            let dryRun = try await admin.run(["users", "import", good, "--dry-run"])
+            #expect(dryRun.status == 0, "\(dryRun)")
+            #expect(dryRun.stdout.contains(t["dryRun"]!))
+            #expect(try await admin.run(["users", "list", "--json"]).items.count == 1)
 
-        let imported = try await admin.run(["users", "import", good, "--json"])
-        #expect(imported.status == 0, "\(imported)")
-        let created = imported.json["created"] as? [[String: any Sendable]] ?? []
-        #expect(created.count == 2)
-        // Bo had no password in the file: the server chose one and shows it once.
-        #expect(created.contains { ($0["initialPassword"] as? String)?.count == 23 })
-        let emails = try await admin.run(["users", "list", "--json"]).items.compactMap { $0["email"] as? String }
-        #expect(Set(emails) == ["admin@import.test", "ann@import.test", "bo@import.test"])
+            let imported = try await admin.run(["users", "import", good, "--json"])
+            #expect(imported.status == 0, "\(imported)")
+            let created = imported.json["created"] as? [[String: any Sendable]] ?? []
+            #expect(created.count == 2)
+            // Bo had no password in the file: the server chose one and shows it once.
+            #expect(created.contains { ($0["initialPassword"] as? String)?.count == 23 })
+            let emails = try await admin.run(["users", "list", "--json"]).items.compactMap { $0["email"] as? String }
+            #expect(Set(emails) == ["admin@import.test", "ann@import.test", "bo@import.test"])
 
-        // Importing the same file again is refused as a whole: the emails are taken.
-        let again = try await admin.run(["users", "import", good])
-        #expect(again.status == 1)
-        #expect(try await admin.run(["users", "list", "--json"]).items.count == 3)
+            // Importing the same file again is refused as a whole: the emails are taken.
+            let again = try await admin.run(["users", "import", good])
+            #expect(again.status == 1)
+            #expect(try await admin.run(["users", "list", "--json"]).items.count == 3)
+        }
     }
 }
 

@@ -10,227 +10,227 @@ import UnlockITCore
 struct LockProtocolEndToEndTests {
     @Test("Activation: a wrong code is refused and leaves the lock pairable; pairing mode and re-activation are enforced")
     func activation() async throws {
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
+        try await Site.with() { site in
 
-        // Not in pairing mode: the lock refuses, nothing is stored.
-        let (lock, password) = try await site.registerLock("lock-activation")
-        let process = try await lock.start(broker: site.broker.url, password: password, pairing: false)
-        try await site.waitUntilOnline(lock.id)
-        let notPairing = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
-        #expect(notPairing.status == 409)
-        #expect(notPairing.code == "not_in_pairing_mode")
+            // Not in pairing mode: the lock refuses, nothing is stored.
+            let (lock, password) = try await site.registerLock("lock-activation")
+            let process = try await lock.start(broker: site.broker.url, password: password, pairing: false)
+            try await site.waitUntilOnline(lock.id)
+            let notPairing = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(notPairing.status == 409)
+            #expect(notPairing.code == "not_in_pairing_mode")
 
-        // The pairing button (SIGUSR1), then a wrong setup code: a clear error, still registered.
-        process.signal(SIGUSR1)
-        try await process.waitForLine(containing: "pairing mode on")
-        let wrong = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": "AAAA-BBBB-CCCC-DDDD"])
-        #expect(wrong.status == 422)
-        #expect(wrong.code == "setup_code_mismatch")
-        #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: site.admin).string("state") == "registered")
+            // The pairing button (SIGUSR1), then a wrong setup code: a clear error, still registered.
+            process.signal(SIGUSR1)
+            try await process.waitForLine(containing: "pairing mode on")
+            let wrong = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": "AAAA-BBBB-CCCC-DDDD"])
+            #expect(wrong.status == 422)
+            #expect(wrong.code == "setup_code_mismatch")
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: site.admin).string("state") == "registered")
 
-        // The right code still works afterwards.
-        let right = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
-        #expect(right.status == 200)
-        #expect(right.string("state") == "active")
-        try await process.waitForLine(containing: "activated")
+            // The right code still works afterwards.
+            let right = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(right.status == 200)
+            #expect(right.string("state") == "active")
+            try await process.waitForLine(containing: "activated")
 
-        // Once activated, the lock refuses to pair again, even with the right code.
-        let again = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
-        #expect(again.status == 409)
-        #expect(again.code == "already_activated")
+            // Once activated, the lock refuses to pair again, even with the right code.
+            let again = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(again.status == 409)
+            #expect(again.code == "already_activated")
 
-        // The audit log has every attempt with its reason.
-        let audit = try await site.api.get("/api/v1/audit?action=activate_lock", token: site.admin)
-        let reasons = audit.items.compactMap { $0["reason"] as? String }
-        #expect(reasons.contains("not_in_pairing_mode"))
-        #expect(reasons.contains("setup_code_mismatch"))
-        #expect(reasons.contains("already_activated"))
-        #expect(audit.items.contains { ($0["outcome"] as? String) == "success" })
+            // The audit log has every attempt with its reason.
+            let audit = try await site.api.get("/api/v1/audit?action=activate_lock", token: site.admin)
+            let reasons = audit.items.compactMap { $0["reason"] as? String }
+            #expect(reasons.contains("not_in_pairing_mode"))
+            #expect(reasons.contains("setup_code_mismatch"))
+            #expect(reasons.contains("already_activated"))
+            #expect(audit.items.contains { ($0["outcome"] as? String) == "success" })
+        }
     }
 
     @Test("Unlock: granted, the relay opens and re-locks, and the state events arrive")
     func unlockGranted() async throws {
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        try await site.addSuperuserAccount()
-        let (lock, _) = try await site.activeLock("lock-unlock", arguments: ["--open-time", "0.5"])
-        try await site.authorizeAdmin()
-        let watcher = try await site.superuser()
-        let events = try await watcher.record(Topics.event(LockID(lock.id)!))
+        try await Site.with() { site in
+            try await site.addSuperuserAccount()
+            let (lock, _) = try await site.activeLock("lock-unlock", arguments: ["--open-time", "0.5"])
+            try await site.authorizeAdmin()
+            let watcher = try await site.superuser()
+            let events = try await watcher.record(Topics.event(LockID(lock.id)!))
 
-        let reply = try await site.unlock(lock.id)
-        #expect(reply.status == 200)
-        #expect(reply.json["granted"] as? Bool == true)
-        try await lock.process!.waitForLine(containing: "relay unlocked")
-        try await lock.process!.waitForLine(containing: "relay locked")
-        _ = try await events.waitFor("state unlocked") { $0.contains(#""op":"state""#) && $0.contains("unlocked") }
-        _ = try await events.waitFor("state locked") { $0.contains(#""op":"state""#) && $0.contains(#""state":"locked""#) }
-        #expect(try await lock.stats()["openings"] == 1)
-        await watcher.shutdown()
+            let reply = try await site.unlock(lock.id)
+            #expect(reply.status == 200)
+            #expect(reply.json["granted"] as? Bool == true)
+            try await lock.process!.waitForLine(containing: "relay unlocked")
+            try await lock.process!.waitForLine(containing: "relay locked")
+            _ = try await events.waitFor("state unlocked") { $0.contains(#""op":"state""#) && $0.contains("unlocked") }
+            _ = try await events.waitFor("state locked") { $0.contains(#""op":"state""#) && $0.contains(#""state":"locked""#) }
+            #expect(try await lock.stats()["openings"] == 1)
+            await watcher.shutdown()
+        }
     }
 
     @Test("Replay: a captured respond, a late respond and a duplicate delivery open nothing")
     func replay() async throws {
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        try await site.addSuperuserAccount()
-        let (lock, _) = try await site.activeLock("lock-replay", arguments: ["--challenge-lifetime", "1", "--open-time", "0.2"])
-        try await site.authorizeAdmin()
-        let lockID = LockID(lock.id)!
-        let attacker = try await site.superuser("attacker")
-        let wire = try await attacker.record(Topics.command(lockID), Topics.event(lockID))
+        try await Site.with() { site in
+            try await site.addSuperuserAccount()
+            let (lock, _) = try await site.activeLock("lock-replay", arguments: ["--challenge-lifetime", "1", "--open-time", "0.2"])
+            try await site.authorizeAdmin()
+            let lockID = LockID(lock.id)!
+            let attacker = try await site.superuser("attacker")
+            let wire = try await attacker.record(Topics.command(lockID), Topics.event(lockID))
 
-        // A legitimate unlock; the attacker captures the respond off the wire and sends it again.
-        #expect(try await site.unlock(lock.id).status == 200)
-        let captured = try await wire.waitFor("a respond on the wire") { $0.contains(#""op":"respond""#) }
-        try attacker.publish(topic: Topics.command(lockID), payload: Array(captured.utf8))
-        _ = try await wire.waitFor("the replay's denial") { $0.contains("no_pending_challenge") }
-        #expect(try await lock.stats()["openings"] == 1)
+            // A legitimate unlock; the attacker captures the respond off the wire and sends it again.
+            #expect(try await site.unlock(lock.id).status == 200)
+            let captured = try await wire.waitFor("a respond on the wire") { $0.contains(#""op":"respond""#) }
+            try attacker.publish(topic: Topics.command(lockID), payload: Array(captured.utf8))
+            _ = try await wire.waitFor("the replay's denial") { $0.contains("no_pending_challenge") }
+            #expect(try await lock.stats()["openings"] == 1)
 
-        // A correct response that arrives after the challenge expired is denied.
-        let key = Key128(try lock.deviceKey())!
-        let req = RequestID("late-respond")!
-        try attacker.publish(topic: Topics.command(lockID), payload: Command.challenge(req: req).encoded())
-        let nonceMessage = try await wire.waitFor("the nonce") { $0.contains("late-respond") && $0.contains(#""op":"nonce""#) }
-        guard case .nonce(_, let nonce) = try Event.decode(Array(nonceMessage.utf8)) else {
-            Issue.record("not a nonce: \(nonceMessage)")
-            return
+            // A correct response that arrives after the challenge expired is denied.
+            let key = Key128(try lock.deviceKey())!
+            let req = RequestID("late-respond")!
+            try attacker.publish(topic: Topics.command(lockID), payload: Command.challenge(req: req).encoded())
+            let nonceMessage = try await wire.waitFor("the nonce") { $0.contains("late-respond") && $0.contains(#""op":"nonce""#) }
+            guard case .nonce(_, let nonce) = try Event.decode(Array(nonceMessage.utf8)) else {
+                Issue.record("not a nonce: \(nonceMessage)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(1300))
+            let late = Command.respond(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key)).encoded()
+            try attacker.publish(topic: Topics.command(lockID), payload: late)
+            _ = try await wire.waitFor("the expiry denial") { $0.contains("late-respond") && $0.contains("expired") }
+            #expect(try await lock.stats()["openings"] == 1)
+
+            // A duplicate delivery of a fresh, correct respond (as QoS 1 may redeliver) opens once.
+            let fresh = RequestID("duplicate")!
+            try attacker.publish(topic: Topics.command(lockID), payload: Command.challenge(req: fresh).encoded())
+            let freshNonce = try await wire.waitFor("the second nonce") { $0.contains("duplicate") && $0.contains(#""op":"nonce""#) }
+            guard case .nonce(_, let nonce2) = try Event.decode(Array(freshNonce.utf8)) else { return }
+            let respond = Command.respond(req: fresh, response: ChallengeResponse.compute(nonce: nonce2, key: key)).encoded()
+            try attacker.publish(topic: Topics.command(lockID), payload: respond)
+            try attacker.publish(topic: Topics.command(lockID), payload: respond)
+            _ = try await wire.waitFor("the duplicate's denial") { $0.contains("duplicate") && $0.contains("no_pending_challenge") }
+            let results = wire.payloads(on: Topics.event(lockID)).filter { $0.contains(#""req":"duplicate""#) && $0.contains(#""op":"result""#) }
+            #expect(results.count == 2)
+            #expect(results.filter { $0.contains(#""granted":true"#) }.count == 1)
+            #expect(try await lock.stats()["openings"] == 2)
+            await attacker.shutdown()
         }
-        try await Task.sleep(for: .milliseconds(1300))
-        let late = Command.respond(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key)).encoded()
-        try attacker.publish(topic: Topics.command(lockID), payload: late)
-        _ = try await wire.waitFor("the expiry denial") { $0.contains("late-respond") && $0.contains("expired") }
-        #expect(try await lock.stats()["openings"] == 1)
-
-        // A duplicate delivery of a fresh, correct respond (as QoS 1 may redeliver) opens once.
-        let fresh = RequestID("duplicate")!
-        try attacker.publish(topic: Topics.command(lockID), payload: Command.challenge(req: fresh).encoded())
-        let freshNonce = try await wire.waitFor("the second nonce") { $0.contains("duplicate") && $0.contains(#""op":"nonce""#) }
-        guard case .nonce(_, let nonce2) = try Event.decode(Array(freshNonce.utf8)) else { return }
-        let respond = Command.respond(req: fresh, response: ChallengeResponse.compute(nonce: nonce2, key: key)).encoded()
-        try attacker.publish(topic: Topics.command(lockID), payload: respond)
-        try attacker.publish(topic: Topics.command(lockID), payload: respond)
-        _ = try await wire.waitFor("the duplicate's denial") { $0.contains("duplicate") && $0.contains("no_pending_challenge") }
-        let results = wire.payloads(on: Topics.event(lockID)).filter { $0.contains(#""req":"duplicate""#) && $0.contains(#""op":"result""#) }
-        #expect(results.count == 2)
-        #expect(results.filter { $0.contains(#""granted":true"#) }.count == 1)
-        #expect(try await lock.stats()["openings"] == 2)
-        await attacker.shutdown()
     }
 
     @Test("Broker ACL: a lock reaches only its own topics, and a wrong password is refused")
     func brokerACL() async throws {
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        try await site.addSuperuserAccount()
-        let (lockA, passwordA) = try await site.registerLock("lock-acl-a")
-        let (lockB, _) = try await site.registerLock("lock-acl-b")
-        let b = LockID(lockB.id)!
-        let observer = try await site.superuser("observer")
-        let seen = try await observer.record(Topics.event(b))
+        try await Site.with() { site in
+            try await site.addSuperuserAccount()
+            let (lockA, passwordA) = try await site.registerLock("lock-acl-a")
+            let (lockB, _) = try await site.registerLock("lock-acl-b")
+            let b = LockID(lockB.id)!
+            let observer = try await site.superuser("observer")
+            let seen = try await observer.record(Topics.event(b))
 
-        let impostor = try MQTTClient(
-            configuration: MQTTClientConfiguration(
-                host: "127.0.0.1", port: site.broker.port, clientID: lockA.id, username: lockA.id, password: passwordA))
-        impostor.start()
-        try await impostor.waitUntilConnected(timeout: .seconds(5))
-        // Its own command topic: allowed. Another lock's: refused by the broker.
-        try await impostor.subscribe(Topics.command(LockID(lockA.id)!))
-        await #expect(throws: MQTTError.subscriptionRefused(Topics.command(b))) { try await impostor.subscribe(Topics.command(b)) }
-        // Publishing as lock B is dropped by the broker: the observer never sees it.
-        try impostor.publish(topic: Topics.event(b), payload: Event.state(.unlocked).encoded())
-        try impostor.publish(topic: Topics.event(LockID(lockA.id)!), payload: Event.state(.unlocked).encoded())
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(seen.messages.isEmpty)
-        await impostor.shutdown()
+            let impostor = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: site.broker.port, clientID: lockA.id, username: lockA.id, password: passwordA))
+            impostor.start()
+            try await impostor.waitUntilConnected(timeout: .seconds(5))
+            // Its own command topic: allowed. Another lock's: refused by the broker.
+            try await impostor.subscribe(Topics.command(LockID(lockA.id)!))
+            await #expect(throws: MQTTError.subscriptionRefused(Topics.command(b))) { try await impostor.subscribe(Topics.command(b)) }
+            // Publishing as lock B is dropped by the broker: the observer never sees it.
+            try impostor.publish(topic: Topics.event(b), payload: Event.state(.unlocked).encoded())
+            try impostor.publish(topic: Topics.event(LockID(lockA.id)!), payload: Event.state(.unlocked).encoded())
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(seen.messages.isEmpty)
+            await impostor.shutdown()
 
-        // A wrong password is refused with "not authorised" (CONNACK 5).
-        let refusals = LockedBox<[MQTTConnectionEvent]>([])
-        let wrong = try MQTTClient(
-            configuration: MQTTClientConfiguration(
-                host: "127.0.0.1", port: site.broker.port, clientID: lockA.id, username: lockA.id, password: "wrong"),
-            onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
-        wrong.start()
-        try await Network.waitUntil("a refusal") { refusals.get().contains(.refused(code: 5)) }
-        #expect(!wrong.isConnected)
-        await wrong.shutdown()
-        await observer.shutdown()
+            // A wrong password is refused with "not authorised" (CONNACK 5).
+            let refusals = LockedBox<[MQTTConnectionEvent]>([])
+            let wrong = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: site.broker.port, clientID: lockA.id, username: lockA.id, password: "wrong"),
+                onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
+            wrong.start()
+            try await Network.waitUntil("a refusal") { refusals.get().contains(.refused(code: 5)) }
+            #expect(!wrong.isConnected)
+            await wrong.shutdown()
+            await observer.shutdown()
+        }
     }
 
     @Test("A killed lock is marked offline by its last will; unlocking it answers at once")
     func killedLock() async throws {
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        let (lock, _) = try await site.activeLock("lock-killed")
-        try await site.authorizeAdmin()
-        #expect(try await site.unlock(lock.id).status == 200)
+        try await Site.with() { site in
+            let (lock, _) = try await site.activeLock("lock-killed")
+            try await site.authorizeAdmin()
+            #expect(try await site.unlock(lock.id).status == 200)
 
-        lock.process!.kill9()
-        // The broker notices the dead TCP connection at once and publishes the will.
-        try await site.waitUntilOnline(lock.id, false, timeout: .seconds(20))
-        let start = ContinuousClock.now
-        let reply = try await site.unlock(lock.id)
-        let elapsed = start.duration(to: .now)
-        #expect(reply.status == 503 || reply.status == 504)
-        #expect(["lock_offline", "lock_timeout"].contains(reply.code ?? ""))
-        #expect(elapsed < .seconds(3.5))
+            lock.process!.kill9()
+            // The broker notices the dead TCP connection at once and publishes the will.
+            try await site.waitUntilOnline(lock.id, false, timeout: .seconds(20))
+            let start = ContinuousClock.now
+            let reply = try await site.unlock(lock.id)
+            let elapsed = start.duration(to: .now)
+            #expect(reply.status == 503 || reply.status == 504)
+            #expect(["lock_offline", "lock_timeout"].contains(reply.code ?? ""))
+            #expect(elapsed < .seconds(3.5))
+        }
     }
 
     @Test("Restarting mosquitto: server and lock reconnect by themselves, nothing queued opens the door")
     func brokerRestart() async throws {
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        let (lock, _) = try await site.activeLock("lock-restart")
-        try await site.authorizeAdmin()
-        #expect(try await site.unlock(lock.id).status == 200)
-        #expect(try await lock.stats()["openings"] == 1)
+        try await Site.with() { site in
+            let (lock, _) = try await site.activeLock("lock-restart")
+            try await site.authorizeAdmin()
+            #expect(try await site.unlock(lock.id).status == 200)
+            #expect(try await lock.stats()["openings"] == 1)
 
-        await site.broker.stop()
-        // During the outage the server answers at once and queues nothing.
-        let during = try await site.unlock(lock.id)
-        #expect([503, 504].contains(during.status))
-        try await Task.sleep(for: .milliseconds(300))
-        try await site.broker.restart(downtime: .zero)
+            await site.broker.stop()
+            // During the outage the server answers at once and queues nothing.
+            let during = try await site.unlock(lock.id)
+            #expect([503, 504].contains(during.status))
+            try await Task.sleep(for: .milliseconds(300))
+            try await site.broker.restart(downtime: .zero)
 
-        try await lock.process!.waitForLine(containing: "lost the broker")
-        try await site.server.waitUntilHealthy(timeout: .seconds(20))
-        try await site.waitUntilOnline(lock.id, timeout: .seconds(20))
-        // Whatever happened during the outage, the lock did not open.
-        #expect(try await lock.stats()["openings"] == 1)
-        let after = try await site.unlock(lock.id)
-        #expect(after.status == 200)
-        #expect(try await lock.stats()["openings"] == 2)
+            try await lock.process!.waitForLine(containing: "lost the broker")
+            try await site.server.waitUntilHealthy(timeout: .seconds(20))
+            try await site.waitUntilOnline(lock.id, timeout: .seconds(20))
+            // Whatever happened during the outage, the lock did not open.
+            #expect(try await lock.stats()["openings"] == 1)
+            let after = try await site.unlock(lock.id)
+            #expect(after.status == 200)
+            #expect(try await lock.stats()["openings"] == 2)
+        }
     }
 
     @Test("Malformed payloads are dropped and counted; lock and server keep working")
     func malformedPayloads() async throws {
-        let site = try await Site.start()
-        defer { Task { await site.shutdown() } }
-        try await site.addSuperuserAccount()
-        let (lock, _) = try await site.activeLock("lock-malformed")
-        try await site.authorizeAdmin()
-        let lockID = LockID(lock.id)!
-        let attacker = try await site.superuser("fuzzer")
-        let garbage: [[UInt8]] = [
-            Array("not json".utf8), [0xff, 0xfe, 0x00], Array(#"{"v":2,"op":"challenge","req":"x"}"#.utf8),
-            Array(#"{"v":1,"op":"open-sesame","req":"x"}"#.utf8), Array(#"{"v":1,"op":"respond","req":"x","response":"00"}"#.utf8),
-            Array(repeating: UInt8(ascii: "A"), count: 10_000), Array(#"[1,2,3]"#.utf8), [],
-        ]
-        for payload in garbage {
-            try attacker.publish(topic: Topics.command(lockID), payload: payload)
-            try attacker.publish(topic: Topics.event(lockID), payload: payload)
-            try attacker.publish(topic: Topics.status(lockID), payload: payload.isEmpty ? [0x20] : payload)
+        try await Site.with() { site in
+            try await site.addSuperuserAccount()
+            let (lock, _) = try await site.activeLock("lock-malformed")
+            try await site.authorizeAdmin()
+            let lockID = LockID(lock.id)!
+            let attacker = try await site.superuser("fuzzer")
+            let garbage: [[UInt8]] = [
+                Array("not json".utf8), [0xff, 0xfe, 0x00], Array(#"{"v":2,"op":"challenge","req":"x"}"#.utf8),
+                Array(#"{"v":1,"op":"open-sesame","req":"x"}"#.utf8), Array(#"{"v":1,"op":"respond","req":"x","response":"00"}"#.utf8),
+                Array(repeating: UInt8(ascii: "A"), count: 10_000), Array(#"[1,2,3]"#.utf8), [],
+            ]
+            for payload in garbage {
+                try attacker.publish(topic: Topics.command(lockID), payload: payload)
+                try attacker.publish(topic: Topics.event(lockID), payload: payload)
+                try attacker.publish(topic: Topics.status(lockID), payload: payload.isEmpty ? [0x20] : payload)
+            }
+            try await Network.waitUntil("the lock to count the malformed commands") { try await lock.stats()["malformed"] == garbage.count }
+            try await Network.waitUntil("the server to count malformed events") {
+                let metrics = try await site.api.get("/metrics").text
+                let line = metrics.split(separator: "\n").first { $0.hasPrefix("unlockit_mqtt_malformed_messages_total") }
+                return Double(line?.split(separator: " ").last ?? "0") ?? 0 >= Double(garbage.count * 2 - 1)
+            }
+            // Both sides still work.
+            #expect(try await site.unlock(lock.id).status == 200)
+            #expect(try await lock.stats()["openings"] == 1)
+            await attacker.shutdown()
         }
-        try await Network.waitUntil("the lock to count the malformed commands") { try await lock.stats()["malformed"] == garbage.count }
-        try await Network.waitUntil("the server to count malformed events") {
-            let metrics = try await site.api.get("/metrics").text
-            let line = metrics.split(separator: "\n").first { $0.hasPrefix("unlockit_mqtt_malformed_messages_total") }
-            return Double(line?.split(separator: " ").last ?? "0") ?? 0 >= Double(garbage.count * 2 - 1)
-        }
-        // Both sides still work.
-        #expect(try await site.unlock(lock.id).status == 200)
-        #expect(try await lock.stats()["openings"] == 1)
-        await attacker.shutdown()
     }
 }

@@ -23,6 +23,21 @@ struct Site {
         return Site(directory: directory, broker: broker, server: server, admin: admin, roomID: roomID)
     }
 
+    /// Runs `body` with a fresh site and always stops the site's processes afterwards, so that no
+    /// broker or server outlives its test.
+    static func with(
+        serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, _ body: (Site) async throws -> Void
+    ) async throws {
+        let site = try await start(serverEnvironment: serverEnvironment, requiredLevel: requiredLevel)
+        do {
+            try await body(site)
+        } catch {
+            await site.shutdown()
+            throw error
+        }
+        await site.shutdown()
+    }
+
     /// Registers a lock through the API and boots its simulator; returns it with its broker password.
     func registerLock(_ id: String, room: String? = nil) async throws -> (lock: TestLock, password: String) {
         let lock = try await TestLock(id: id, directory: directory.path)

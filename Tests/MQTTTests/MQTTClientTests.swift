@@ -31,136 +31,148 @@ struct MQTTClientTests {
             await broker.stop()
             directory.remove()
         }
+
+        /// Runs `body` with a fresh broker and always stops it afterwards.
+        static func with(_ body: (Fixture) async throws -> Void) async throws {
+            let fixture = try await start()
+            do {
+                try await body(fixture)
+            } catch {
+                await fixture.stop()
+                throw error
+            }
+            await fixture.stop()
+        }
     }
 
     @Test func publishAndReceive() async throws {
-        let fixture = try await Fixture.start()
-        let receiver = try fixture.client("receiver", subscriptions: ["test/#"])
-        let sender = try fixture.client("sender")
-        receiver.start()
-        sender.start()
-        try await receiver.waitUntilConnected(timeout: .seconds(5))
-        try await sender.waitUntilConnected(timeout: .seconds(5))
-        try await Task.sleep(for: .milliseconds(200))  // the subscription's SUBACK
-        for index in 0..<100 { try sender.publish(topic: "test/\(index)", payload: Array("message \(index)".utf8)) }
-        var received: [String] = []
-        for await message in receiver.messages {
-            received.append(String(decoding: message.payload, as: UTF8.self))
-            if received.count == 100 { break }
+        try await Fixture.with { fixture in
+            let receiver = try fixture.client("receiver", subscriptions: ["test/#"])
+            let sender = try fixture.client("sender")
+            receiver.start()
+            sender.start()
+            try await receiver.waitUntilConnected(timeout: .seconds(5))
+            try await sender.waitUntilConnected(timeout: .seconds(5))
+            try await Task.sleep(for: .milliseconds(200))  // the subscription's SUBACK
+            for index in 0..<100 { try sender.publish(topic: "test/\(index)", payload: Array("message \(index)".utf8)) }
+            var received: [String] = []
+            for await message in receiver.messages {
+                received.append(String(decoding: message.payload, as: UTF8.self))
+                if received.count == 100 { break }
+            }
+            #expect(received == (0..<100).map { "message \($0)" })
+            await sender.shutdown()
+            await receiver.shutdown()
         }
-        #expect(received == (0..<100).map { "message \($0)" })
-        await sender.shutdown()
-        await receiver.shutdown()
-        await fixture.stop()
     }
 
     @Test func publishingWhileDisconnectedFailsAtOnce() async throws {
-        let fixture = try await Fixture.start()
-        let client = try fixture.client("lonely")
-        #expect(throws: MQTTError.notConnected) { try client.publish(topic: "test/x", payload: [1]) }
-        client.start()
-        try await client.waitUntilConnected(timeout: .seconds(5))
-        try client.publish(topic: "test/x", payload: [1])
-        await client.shutdown()
-        #expect(throws: MQTTError.shutDown) { try client.publish(topic: "test/x", payload: [1]) }
-        await fixture.stop()
+        try await Fixture.with { fixture in
+            let client = try fixture.client("lonely")
+            #expect(throws: MQTTError.notConnected) { try client.publish(topic: "test/x", payload: [1]) }
+            client.start()
+            try await client.waitUntilConnected(timeout: .seconds(5))
+            try client.publish(topic: "test/x", payload: [1])
+            await client.shutdown()
+            #expect(throws: MQTTError.shutDown) { try client.publish(topic: "test/x", payload: [1]) }
+        }
     }
 
     @Test func reconnectsAndResubscribesAfterABrokerRestart() async throws {
-        let fixture = try await Fixture.start()
-        let events = LockedBox<[MQTTConnectionEvent]>([])
-        let received = LockedBox<[String]>([])
-        let receiver = try MQTTClient(
-            configuration: MQTTClientConfiguration(
-                host: "127.0.0.1", port: fixture.broker.port, clientID: "survivor", username: "tester", password: "tester password",
-                subscriptions: ["test/after"], backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(300))),
-            delivery: .handler { message in received.set(received.get() + [String(decoding: message.payload, as: UTF8.self)]) },
-            onConnectionEvent: { event in events.set(events.get() + [event]) })
-        receiver.start()
-        try await receiver.waitUntilConnected(timeout: .seconds(5))
+        try await Fixture.with { fixture in
+            let events = LockedBox<[MQTTConnectionEvent]>([])
+            let received = LockedBox<[String]>([])
+            let receiver = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: fixture.broker.port, clientID: "survivor", username: "tester", password: "tester password",
+                    subscriptions: ["test/after"], backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(300))),
+                delivery: .handler { message in received.set(received.get() + [String(decoding: message.payload, as: UTF8.self)]) },
+                onConnectionEvent: { event in events.set(events.get() + [event]) })
+            receiver.start()
+            try await receiver.waitUntilConnected(timeout: .seconds(5))
 
-        try await fixture.broker.restart()
-        try await Network.waitUntil("a reconnect") { events.get().filter { $0 == .connected }.count == 2 }
-        #expect(events.get().contains(.disconnected))
+            try await fixture.broker.restart()
+            try await Network.waitUntil("a reconnect") { events.get().filter { $0 == .connected }.count == 2 }
+            #expect(events.get().contains(.disconnected))
 
-        let sender = try fixture.client("sender-2")
-        sender.start()
-        try await sender.waitUntilConnected(timeout: .seconds(5))
-        try await Network.waitUntil("the message after the restart") {
-            try sender.publish(topic: "test/after", payload: Array("hello again".utf8))
-            return received.get().contains("hello again")
+            let sender = try fixture.client("sender-2")
+            sender.start()
+            try await sender.waitUntilConnected(timeout: .seconds(5))
+            try await Network.waitUntil("the message after the restart") {
+                try sender.publish(topic: "test/after", payload: Array("hello again".utf8))
+                return received.get().contains("hello again")
+            }
+            await sender.shutdown()
+            await receiver.shutdown()
         }
-        await sender.shutdown()
-        await receiver.shutdown()
-        await fixture.stop()
     }
 
     @Test func theLastWillIsPublishedOnlyWhenTheConnectionDies() async throws {
-        let fixture = try await Fixture.start()
-        let watcher = try fixture.client("watcher", subscriptions: ["test/will/#"])
-        watcher.start()
-        try await watcher.waitUntilConnected(timeout: .seconds(5))
-        try await Task.sleep(for: .milliseconds(200))
+        try await Fixture.with { fixture in
+            let watcher = try fixture.client("watcher", subscriptions: ["test/will/#"])
+            watcher.start()
+            try await watcher.waitUntilConnected(timeout: .seconds(5))
+            try await Task.sleep(for: .milliseconds(200))
 
-        // A clean shutdown sends DISCONNECT: the broker discards the will.
-        let polite = try fixture.client("polite", will: MQTTMessage(topic: "test/will/polite", payload: Array("gone".utf8)))
-        polite.start()
-        try await polite.waitUntilConnected(timeout: .seconds(5))
-        await polite.shutdown()
+            // A clean shutdown sends DISCONNECT: the broker discards the will.
+            let polite = try fixture.client("polite", will: MQTTMessage(topic: "test/will/polite", payload: Array("gone".utf8)))
+            polite.start()
+            try await polite.waitUntilConnected(timeout: .seconds(5))
+            await polite.shutdown()
 
-        // A client whose process dies: the broker publishes its will.
-        let lock = try await TestLock(id: "lock-will", directory: fixture.directory.path)
-        try await fixture.broker.dynsec(["createClient", "lock-will", "-p", "lock password"])
-        try await fixture.broker.dynsec(["addClientRole", "lock-will", "test-superuser"])
-        let process = try await lock.start(broker: fixture.broker.url, password: "lock password", pairing: false)
-        let statusWatcher = try fixture.client("status-watcher", subscriptions: ["unlockit/v1/locks/lock-will/status"])
-        statusWatcher.start()
-        process.kill9()
-        var sawOffline = false
-        for await message in statusWatcher.messages where String(decoding: message.payload, as: UTF8.self).contains(#""online":false"#) {
-            sawOffline = true
-            break
+            // A client whose process dies: the broker publishes its will.
+            let lock = try await TestLock(id: "lock-will", directory: fixture.directory.path)
+            try await fixture.broker.dynsec(["createClient", "lock-will", "-p", "lock password"])
+            try await fixture.broker.dynsec(["addClientRole", "lock-will", "test-superuser"])
+            let process = try await lock.start(broker: fixture.broker.url, password: "lock password", pairing: false)
+            let statusWatcher = try fixture.client("status-watcher", subscriptions: ["unlockit/v1/locks/lock-will/status"])
+            statusWatcher.start()
+            process.kill9()
+            var sawOffline = false
+            for await message in statusWatcher.messages where String(decoding: message.payload, as: UTF8.self).contains(#""online":false"#) {
+                sawOffline = true
+                break
+            }
+            #expect(sawOffline)
+
+            let probe = try fixture.client("probe")
+            probe.start()
+            try await probe.waitUntilConnected(timeout: .seconds(5))
+            try probe.publish(topic: "test/will/marker", payload: Array("marker".utf8))
+            var topics: [String] = []
+            for await message in watcher.messages {
+                topics.append(message.topic)
+                if message.topic == "test/will/marker" { break }
+            }
+            #expect(!topics.contains("test/will/polite"))
+            for client in [watcher, statusWatcher, probe] { await client.shutdown() }
         }
-        #expect(sawOffline)
-
-        let probe = try fixture.client("probe")
-        probe.start()
-        try await probe.waitUntilConnected(timeout: .seconds(5))
-        try probe.publish(topic: "test/will/marker", payload: Array("marker".utf8))
-        var topics: [String] = []
-        for await message in watcher.messages {
-            topics.append(message.topic)
-            if message.topic == "test/will/marker" { break }
-        }
-        #expect(!topics.contains("test/will/polite"))
-        for client in [watcher, statusWatcher, probe] { await client.shutdown() }
-        await fixture.stop()
     }
 
     @Test func oneLoopDrivesManyClients() async throws {
-        let fixture = try await Fixture.start()
-        let loop = MQTTEventLoop(name: "many")
-        let count = 200
-        let received = LockedBox<Int>(0)
-        let counter = NSLock()
-        var clients: [MQTTClient] = []
-        for index in 0..<count {
-            let client = try fixture.client(
-                "many-\(index)", loop: loop, subscriptions: ["test/many/\(index)"],
-                delivery: .handler { _ in counter.withLock { received.set(received.get() + 1) } })
-            client.start()
-            clients.append(client)
+        try await Fixture.with { fixture in
+            let loop = MQTTEventLoop(name: "many")
+            let count = 200
+            let received = LockedBox<Int>(0)
+            let counter = NSLock()
+            var clients: [MQTTClient] = []
+            for index in 0..<count {
+                let client = try fixture.client(
+                    "many-\(index)", loop: loop, subscriptions: ["test/many/\(index)"],
+                    delivery: .handler { _ in counter.withLock { received.set(received.get() + 1) } })
+                client.start()
+                clients.append(client)
+            }
+            try await Network.waitUntil("\(count) connections") { clients.allSatisfy(\.isConnected) }
+            try await Task.sleep(for: .milliseconds(300))
+            let sender = try fixture.client("many-sender")
+            sender.start()
+            try await sender.waitUntilConnected(timeout: .seconds(5))
+            for index in 0..<count { try sender.publish(topic: "test/many/\(index)", payload: [UInt8(index % 256)]) }
+            try await Network.waitUntil("every client to receive its message") { received.get() == count }
+            for client in clients { await client.shutdown() }
+            await sender.shutdown()
+            await loop.shutdown()
         }
-        try await Network.waitUntil("\(count) connections") { clients.allSatisfy(\.isConnected) }
-        try await Task.sleep(for: .milliseconds(300))
-        let sender = try fixture.client("many-sender")
-        sender.start()
-        try await sender.waitUntilConnected(timeout: .seconds(5))
-        for index in 0..<count { try sender.publish(topic: "test/many/\(index)", payload: [UInt8(index % 256)]) }
-        try await Network.waitUntil("every client to receive its message") { received.get() == count }
-        for client in clients { await client.shutdown() }
-        await sender.shutdown()
-        await loop.shutdown()
-        await fixture.stop()
     }
 }
