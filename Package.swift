@@ -128,46 +128,47 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // MARK: Tests
+        // MARK: Real processes, for the end-to-end tests and the benchmark
         .target(
-            name: "TestSupport",
+            name: "SiteHarness",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            path: "Tests/TestSupport",
             swiftSettings: strict
         ),
+
+        // MARK: Tests
         .testTarget(name: "UnlockITCoreTests", dependencies: ["UnlockITCore"], swiftSettings: strict),
         .testTarget(
             name: "LockProtocolTests",
             dependencies: ["LockProtocol", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "SiteHarness"], swiftSettings: strict),
         .testTarget(
             name: "UnlockITStoreTests",
-            dependencies: ["UnlockITStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["UnlockITStore", "SiteHarness", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnlockITServerTests",
             dependencies: [
-                "UnlockITServer", "UnlockITStore", "TestSupport",
+                "UnlockITServer", "UnlockITStore", "SiteHarness",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "LockFirmwareTests", dependencies: ["LockFirmware", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LockFirmwareTests", dependencies: ["LockFirmware", "SiteHarness"], swiftSettings: strict),
         .testTarget(
-            name: "UnlockITClientTests", dependencies: ["UnlockITClient", "UnlockITLocalization", "UnlockITCore", "TestSupport"],
+            name: "UnlockITClientTests", dependencies: ["UnlockITClient", "UnlockITLocalization", "UnlockITCore", "SiteHarness"],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "LockProtocol", "MQTT", "UnlockITCore"],
+            dependencies: ["SiteHarness", "LockProtocol", "MQTT", "UnlockITCore"],
             swiftSettings: strict
         ),
     ]

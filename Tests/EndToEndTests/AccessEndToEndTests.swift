@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import SiteHarness
 import Testing
 
 /// The access rule with real locks: who opens what, and that a denied user causes no challenge.

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import TestSupport
+import SiteHarness
 import Testing
 
 /// The `unlockit` CLI as admins and employees use it, against a real server, mosquitto and lock,

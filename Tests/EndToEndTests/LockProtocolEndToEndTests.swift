@@ -1,7 +1,7 @@
 import Foundation
 import LockProtocol
 import MQTT
-import TestSupport
+import SiteHarness
 import Testing
 import UnlockITCore
 

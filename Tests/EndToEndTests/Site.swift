@@ -1,6 +1,6 @@
 import Foundation
 import MQTT
-import TestSupport
+import SiteHarness
 
 /// A complete local site for one test: a real mosquitto, a real server process on a fresh SQLite
 /// file, a bootstrapped company with a signed-in admin, and one room.
@@ -19,7 +19,7 @@ struct Site {
         let server = try await TestServer.start(broker: broker, directory: directory.path, extra: serverEnvironment)
         let admin = try await server.adminSession(company: "Site", email: "operator@site.test")
         let room = try await server.api.post("/api/v1/rooms", token: admin, ["name": "Lab", "type": "office", "requiredLevel": requiredLevel])
-        guard room.status == 201, let roomID = room.string("id") else { throw TestSupportError("room: \(room)") }
+        guard room.status == 201, let roomID = room.string("id") else { throw HarnessError("room: \(room)") }
         return Site(directory: directory, broker: broker, server: server, admin: admin, roomID: roomID)
     }
 
@@ -43,7 +43,7 @@ struct Site {
         let lock = try await TestLock(id: id, directory: directory.path)
         let reply = try await api.post("/api/v1/locks", token: admin, ["id": id, "name": "Door \(id)", "roomId": room ?? roomID])
         guard reply.status == 201, let mqtt = reply.json["mqtt"] as? [String: any Sendable], let password = mqtt["password"] as? String else {
-            throw TestSupportError("register: \(reply)")
+            throw HarnessError("register: \(reply)")
         }
         return (lock, password)
     }
@@ -54,7 +54,7 @@ struct Site {
         try await lock.start(broker: broker.url, password: password, pairing: true, arguments: arguments)
         try await waitUntilOnline(id)
         let reply = try await api.post("/api/v1/locks/\(id)/activate", token: admin, ["setupCode": lock.setupCode])
-        guard reply.status == 200 else { throw TestSupportError("activate: \(reply)") }
+        guard reply.status == 200 else { throw HarnessError("activate: \(reply)") }
         return (lock, password)
     }
 
@@ -70,7 +70,7 @@ struct Site {
             "/api/v1/users", token: admin,
             ["email": email, "name": email, "role": "employee", "securityLevel": level, "password": "initial password 1"])
         guard reply.status == 201, let user = reply.json["user"] as? [String: any Sendable], let id = user["id"] as? String else {
-            throw TestSupportError("create user: \(reply)")
+            throw HarnessError("create user: \(reply)")
         }
         return (id, try await api.signIn(email: email, password: "initial password 1", newPassword: "my own password 1"))
     }
@@ -80,7 +80,7 @@ struct Site {
         let me = try await api.get("/api/v1/me", token: admin)
         let id = (me.json["user"] as? [String: any Sendable])?["id"] as? String ?? ""
         let reply = try await api.call("PUT", "/api/v1/rooms/\(roomID)/authorized-users/\(id)", token: admin)
-        guard reply.status == 200 else { throw TestSupportError("authorize: \(reply)") }
+        guard reply.status == 200 else { throw HarnessError("authorize: \(reply)") }
     }
 
     func unlock(_ id: String, token: String? = nil) async throws -> APIClient.Reply {
@@ -113,7 +113,7 @@ struct Site {
 extension TestLock {
     /// The lock's counters, from its `stats` command.
     func stats() async throws -> [String: Int] {
-        guard let process else { throw TestSupportError("lock not running") }
+        guard let process else { throw HarnessError("lock not running") }
         let before = process.output.count
         process.send("stats")
         let line = try await process.waitForLine(containing: "stats openings=", after: before)

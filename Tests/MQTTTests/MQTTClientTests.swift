@@ -1,6 +1,6 @@
 import Foundation
 import MQTT
-import TestSupport
+import SiteHarness
 import Testing
 
 /// The client against a real mosquitto.

@@ -6,7 +6,7 @@ import Logging
 import MQTT
 import NIOCore
 import Synchronization
-import TestSupport
+import SiteHarness
 import UnlockITCore
 import UnlockITStore
 
@@ -119,10 +119,10 @@ struct API: Sendable {
     /// Signs in and, if asked to, replaces the initial password. Returns the token.
     func session(_ email: String, _ password: String, newPassword: String = "a brand new password") async throws -> String {
         let reply = try await signIn(email, password)
-        guard reply.status == 200, let token = reply.string("token") else { throw TestSupportError("sign-in: \(reply)") }
+        guard reply.status == 200, let token = reply.string("token") else { throw HarnessError("sign-in: \(reply)") }
         if reply.json["mustChangePassword"] as? Bool == true {
             let changed = try await post("/api/v1/me/password", token, ["currentPassword": password, "newPassword": newPassword])
-            guard changed.status == 204 else { throw TestSupportError("password change: \(changed)") }
+            guard changed.status == 204 else { throw HarnessError("password change: \(changed)") }
         }
         return token
     }
@@ -139,7 +139,7 @@ struct API: Sendable {
         let reply = try await post(
             "/api/v1/users", admin, ["email": email, "name": email, "role": role, "securityLevel": level, "password": password])
         guard reply.status == 201, let user = reply.json["user"] as? [String: any Sendable], let id = user["id"] as? String else {
-            throw TestSupportError("create user: \(reply)")
+            throw HarnessError("create user: \(reply)")
         }
         return id
     }
@@ -148,7 +148,7 @@ struct API: Sendable {
         var body: [String: any Sendable] = ["name": name, "type": "office"]
         if let requiredLevel { body["requiredLevel"] = requiredLevel }
         let reply = try await post("/api/v1/rooms", admin, body)
-        guard reply.status == 201, let id = reply.string("id") else { throw TestSupportError("create room: \(reply)") }
+        guard reply.status == 201, let id = reply.string("id") else { throw HarnessError("create room: \(reply)") }
         return id
     }
 }

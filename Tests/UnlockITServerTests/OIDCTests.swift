@@ -1,6 +1,6 @@
 import Foundation
 import JWTKit
-import TestSupport
+import SiteHarness
 import Testing
 
 @testable import UnlockITServer

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import TestSupport
+import SiteHarness
 import Testing
 import UnlockITCore
 import UnlockITStore

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import TestSupport
+import SiteHarness
 import Testing
 import UnlockITCore
 import UnlockITStore

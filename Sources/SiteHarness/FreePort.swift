@@ -6,7 +6,7 @@ public enum Network {
     /// A TCP port that was free a moment ago on 127.0.0.1 (the kernel picks it).
     public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket() failed") }
+        guard fd >= 0 else { throw HarnessError("socket() failed") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -16,7 +16,7 @@ public enum Network {
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound else { throw TestSupportError("bind() failed") }
+        guard bound else { throw HarnessError("bind() failed") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -41,6 +41,6 @@ public enum Network {
             if try await condition() { return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestSupportError("timed out after \(timeout) waiting for \(what)")
+        throw HarnessError("timed out after \(timeout) waiting for \(what)")
     }
 }

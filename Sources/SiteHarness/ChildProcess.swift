@@ -23,8 +23,8 @@ public final class ChildProcess: Sendable {
         var input: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
         var errorPipe: [Int32] = [-1, -1]
-        guard pipe(&input) == 0, pipe(&output) == 0 else { throw TestSupportError("pipe failed") }
-        if separateErrors { guard pipe(&errorPipe) == 0 else { throw TestSupportError("pipe failed") } }
+        guard pipe(&input) == 0, pipe(&output) == 0 else { throw HarnessError("pipe failed") }
+        if separateErrors { guard pipe(&errorPipe) == 0 else { throw HarnessError("pipe failed") } }
         // Not inherited by other children; posix_spawn's dup2 gives this child its own copies.
         for fd in input + output + errorPipe where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
@@ -62,7 +62,7 @@ public final class ChildProcess: Sendable {
         guard rc == 0 else {
             close(input[1])
             close(output[0])
-            throw TestSupportError("cannot start \(executable): \(String(cString: strerror(rc)))")
+            throw HarnessError("cannot start \(executable): \(String(cString: strerror(rc)))")
         }
         self.pid = pid
         self.stdinFD = input[1]

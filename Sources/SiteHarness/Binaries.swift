@@ -17,7 +17,7 @@ public enum Binaries {
     public static func path(_ name: String) throws -> String {
         let path = "\(directory)/\(name)"
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw TestSupportError("\(name) is not built in \(directory); run `swift build` first (scripts/test does)")
+            throw HarnessError("\(name) is not built in \(directory); run `swift build` first (scripts/test does)")
         }
         return path
     }
@@ -27,13 +27,13 @@ public enum Binaries {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         let folders = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/local/sbin", "/sbin", "/usr/bin"]
         guard let found = folders.map({ "\($0)/\(name)" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw TestSupportError("\(name) is not installed (apt-get install mosquitto mosquitto-clients)")
+            throw HarnessError("\(name) is not installed (apt-get install mosquitto mosquitto-clients)")
         }
         return found
     }
 }
 
-public struct TestSupportError: Error, CustomStringConvertible {
+public struct HarnessError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }

@@ -49,11 +49,11 @@ public struct APIClient: Sendable {
     /// Signs in; returns the token. Changes the password first if the server asks for it.
     public func signIn(email: String, password: String, newPassword: String? = nil) async throws -> String {
         let reply = try await post("/api/v1/auth/sign-in", ["email": email, "password": password])
-        guard reply.status == 200, let token = reply.string("token") else { throw TestSupportError("sign-in failed: \(reply)") }
+        guard reply.status == 200, let token = reply.string("token") else { throw HarnessError("sign-in failed: \(reply)") }
         if reply.json["mustChangePassword"] as? Bool == true {
             let changed = try await post(
                 "/api/v1/me/password", token: token, ["currentPassword": password, "newPassword": newPassword ?? "a new password \(UUID())"])
-            guard changed.status == 204 else { throw TestSupportError("password change failed: \(changed)") }
+            guard changed.status == 204 else { throw HarnessError("password change failed: \(changed)") }
         }
         return token
     }

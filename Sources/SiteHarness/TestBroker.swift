@@ -24,7 +24,7 @@ public final class TestBroker: Sendable {
         let directory = "\(parent)/broker"
         let setup = try ChildProcess(
             try Binaries.path("unlockit-server"), ["broker-setup", "--dir", directory, "--port", "\(port)"], name: "broker-setup")
-        guard try await setup.waitForExit() == 0 else { throw TestSupportError("broker-setup failed: \(setup.output)") }
+        guard try await setup.waitForExit() == 0 else { throw HarnessError("broker-setup failed: \(setup.output)") }
         let password = try String(contentsOfFile: "\(directory)/server-mqtt-password", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let broker = TestBroker(port: port, directory: directory, serverPassword: password)
@@ -36,7 +36,7 @@ public final class TestBroker: Sendable {
         let mosquitto = try ChildProcess(try Binaries.system("mosquitto"), ["-c", "\(directory)/mosquitto.conf"], name: "mosquitto")
         process.set(mosquitto)
         try await Network.waitUntil("mosquitto on port \(port)") {
-            guard mosquitto.isRunning else { throw TestSupportError("mosquitto exited: \(mosquitto.output)") }
+            guard mosquitto.isRunning else { throw HarnessError("mosquitto exited: \(mosquitto.output)") }
             return Network.isListening(port: port)
         }
     }
@@ -59,7 +59,7 @@ public final class TestBroker: Sendable {
             ["-h", "127.0.0.1", "-p", "\(port)", "-u", serverUsername, "-P", serverPassword, "dynsec"] + arguments, name: "mosquitto_ctrl")
         let status = try await ctrl.waitForExit()
         let output = ctrl.output.joined(separator: "\n")
-        guard status == 0, !output.contains("Error") else { throw TestSupportError("mosquitto_ctrl \(arguments): \(output)") }
+        guard status == 0, !output.contains("Error") else { throw HarnessError("mosquitto_ctrl \(arguments): \(output)") }
         return output
     }
 
@@ -76,7 +76,7 @@ public final class TestBroker: Sendable {
             name: "mosquitto_ctrl")
         ctrl.send(password)
         ctrl.send(password)
-        guard try await ctrl.waitForExit() == 0 else { throw TestSupportError("createClient failed: \(ctrl.output)") }
+        guard try await ctrl.waitForExit() == 0 else { throw HarnessError("createClient failed: \(ctrl.output)") }
         _ = try await dynsec(["addClientRole", username, "test-superuser"])
     }
 }

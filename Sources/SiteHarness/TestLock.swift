@@ -13,7 +13,7 @@ public final class TestLock: Sendable {
         let label = try ChildProcess(try Binaries.path("unlockit-lock"), ["label", "--state", statePath, "--id", id, "--json"], name: "label")
         guard try await label.waitForExit() == 0, let line = label.output.first(where: { $0.hasPrefix("{") }),
             let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String], let code = json["setupCode"]
-        else { throw TestSupportError("unlockit-lock label failed: \(label.output)") }
+        else { throw HarnessError("unlockit-lock label failed: \(label.output)") }
         self.id = id
         self.setupCode = code
         self.statePath = statePath

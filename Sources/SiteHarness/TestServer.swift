@@ -35,7 +35,7 @@ public final class TestServer: Sendable {
         let process = try ChildProcess(try Binaries.path("unlockit-server"), ["serve", "--port-file", portFile], environment: environment)
         var port = 0
         try await Network.waitUntil("the server's port file") {
-            guard process.isRunning else { throw TestSupportError("unlockit-server exited: \(process.output.suffix(20))") }
+            guard process.isRunning else { throw HarnessError("unlockit-server exited: \(process.output.suffix(20))") }
             port = Int((try? String(contentsOfFile: portFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
             return port > 0
         }
@@ -58,7 +58,7 @@ public final class TestServer: Sendable {
         guard try await bootstrap.waitForExit() == 0,
             let line = bootstrap.output.first(where: { $0.hasPrefix("Initial password") }),
             let password = line.split(separator: " ").last
-        else { throw TestSupportError("bootstrap failed: \(bootstrap.output)") }
+        else { throw HarnessError("bootstrap failed: \(bootstrap.output)") }
         return String(password)
     }
 
