@@ -34,6 +34,8 @@ final class ClientCore: @unchecked Sendable {
     var loopAttempt = 0
     var loopHasStarted = false
     var loopDeadline: ContinuousClock.Instant?
+    /// When libmosquitto's keep-alive bookkeeping (`mosquitto_loop_misc`) is next due for this client.
+    var loopNextMisc = ContinuousClock.now
     var loopSubscribeWaiters: [Int32: (topic: String, continuation: CheckedContinuation<Void, any Error>?)] = [:]
     var loopStopWaiters: [CheckedContinuation<Void, Never>] = []
 

@@ -120,6 +120,11 @@ public final class MQTTClient: Sendable {
         }
     }
 
+    /// Runs `action` on this client's event loop thread after `delay` (see ``MQTTEventLoop/schedule(after:_:)``).
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
+        loop.schedule(after: delay, action)
+    }
+
     /// Disconnects cleanly (the broker drops the last will) and stops reconnecting.
     public func shutdown() async {
         core.stopping.store(true, ordering: .sequentiallyConsistent)

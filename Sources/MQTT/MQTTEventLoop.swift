@@ -13,6 +13,7 @@ import Synchronization
 /// small inbox and an eventfd.
 public final class MQTTEventLoop: Sendable {
     enum Command {
+        case timer(ContinuousClock.Instant, @Sendable () -> Void)
         case add(ClientCore)
         case subscribe(ClientCore, String, CheckedContinuation<Void, any Error>)
         case stop(ClientCore, CheckedContinuation<Void, Never>)
@@ -32,6 +33,13 @@ public final class MQTTEventLoop: Sendable {
 
     /// How often keep-alives and connection timeouts are checked.
     static let housekeepingInterval = Duration.milliseconds(250)
+    /// How often a client's keep-alive bookkeeping runs: a quarter of its keep-alive, at most once a
+    /// second, with jitter so that clients started together spread out.
+    static func miscInterval(for core: ClientCore) -> Duration {
+        let base = min(Duration.seconds(1), .seconds(Int64(max(core.configuration.keepAlive, 1))) / 4)
+        return base * Double.random(in: 0.75...1.25)
+    }
+
     /// How long a clean shutdown may take before the socket is simply closed.
     static let shutdownGrace = Duration.seconds(2)
 
@@ -56,6 +64,12 @@ public final class MQTTEventLoop: Sendable {
         if !isLoopThread { epoll.wake() }
     }
 
+    /// Runs `action` on the loop thread after `delay`: a timer for code that lives on the loop (a
+    /// simulated lock re-locking its relay) without a task or a thread of its own.
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
+        submit(.timer(.now + delay, action))
+    }
+
     /// Stops the thread. Clients still attached are disconnected without ceremony.
     public func shutdown() async {
         running.store(false, ordering: .sequentiallyConsistent)
@@ -76,6 +90,7 @@ public final class MQTTEventLoop: Sendable {
         var byFD: [Int32: ClientCore] = [:]
         var clients: [ObjectIdentifier: ClientCore] = [:]
         var nextHousekeeping = ContinuousClock.now
+        var timers = TimerHeap()
     }
 
     private func run() {
@@ -87,7 +102,8 @@ public final class MQTTEventLoop: Sendable {
         let clock = ContinuousClock()
 
         while running.load(ordering: .relaxed) {
-            let timeout = max(0, min(250, milliseconds(until: state.nextHousekeeping, now: clock.now)))
+            let wake = min(state.nextHousekeeping, state.timers.earliest ?? state.nextHousekeeping)
+            let timeout = max(0, min(250, milliseconds(until: wake, now: clock.now)))
             let count = epoll.wait(into: events, timeoutMilliseconds: Int32(timeout))
             for index in 0..<count {
                 let event = events[index]
@@ -99,6 +115,12 @@ public final class MQTTEventLoop: Sendable {
                 guard let core = state.byFD[fd] else { continue }
                 if event.events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
                     mosquitto_loop_read(core.mosq, 1)
+                    // What the read produced (acknowledgements, a handler's answer) goes out at once:
+                    // the socket is almost always writable, and waiting for epoll to say so would
+                    // cost two epoll_ctl calls and a loop turn per message.
+                    if mosquitto_socket(core.mosq) == core.loopFD, mosquitto_want_write(core.mosq) {
+                        mosquitto_loop_write(core.mosq, 1)
+                    }
                     guard afterIO(core, state) else { continue }
                 }
                 if event.events & EPOLLOUT.rawValue != 0 {
@@ -108,6 +130,11 @@ public final class MQTTEventLoop: Sendable {
             }
             drainInbox(state)
             let now = clock.now
+            if !state.timers.isEmpty {
+                for action in state.timers.popDue(now) { action() }
+                // What the timers published goes out now, not after the next wait.
+                drainInbox(state)
+            }
             if now >= state.nextHousekeeping {
                 housekeeping(state, now: now)
                 state.nextHousekeeping = now + Self.housekeepingInterval
@@ -145,6 +172,8 @@ public final class MQTTEventLoop: Sendable {
         }
         for command in commands {
             switch command {
+            case .timer(let deadline, let action):
+                state.timers.insert(deadline, action)
             case .add(let core):
                 state.clients[ObjectIdentifier(core)] = core
                 connect(core, state)
@@ -160,7 +189,11 @@ public final class MQTTEventLoop: Sendable {
         for core in state.clients.values {
             switch core.loopPhase {
             case .connecting, .connected:
-                // Keep-alive pings, and closing a connection the broker stopped answering.
+                // Keep-alive pings, and closing a connection the broker stopped answering. Each client
+                // at most once a second, at its own moment: ten thousand calls at once would stall
+                // the loop for milliseconds.
+                guard now >= core.loopNextMisc else { continue }
+                core.loopNextMisc = now + Self.miscInterval(for: core)
                 mosquitto_loop_misc(core.mosq)
                 afterIO(core, state)
             case .waitingToRetry:

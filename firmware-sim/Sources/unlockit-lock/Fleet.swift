@@ -42,7 +42,7 @@ struct Fleet: AsyncParsableCommand {
         @OptionGroup var behaviour: BehaviourOptions
 
         func run() async throws {
-            ResourceLimits.raiseOpenFiles()
+            FileDescriptorLimit.raise()
             let address = try parseBroker(broker)
             let fleet = try LockFleet(
                 directory: dir, credentials: try LockFleet.readPairs(credentials), host: address.host, port: address.port,

@@ -32,18 +32,3 @@ struct StdinCommands: Sendable {
         thread.start()
     }
 }
-
-enum ResourceLimits {
-    /// A fleet holds three descriptors per lock (libmosquitto's socket and its wake-up pair): raise the
-    /// soft limit to the hard one, and the hard one too where the process may.
-    static func raiseOpenFiles(to wanted: rlim_t = 1 << 20) {
-        let resource = __rlimit_resource_t(UInt32(RLIMIT_NOFILE.rawValue))
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return }
-        var raised = rlimit(rlim_cur: wanted, rlim_max: max(wanted, limit.rlim_max))
-        if setrlimit(resource, &raised) != 0 {
-            raised = rlimit(rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max)
-            _ = setrlimit(resource, &raised)
-        }
-    }
-}
