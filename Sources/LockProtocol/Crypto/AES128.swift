@@ -18,6 +18,14 @@ public enum AES128 {
         Block128(unchecked: run(block.bytes, key: key.bytes, encrypt: false))
     }
 
+    /// The cipher, fetched from OpenSSL's default provider once. Passing `EVP_aes_128_ecb()` instead
+    /// would make OpenSSL 3 look it up again on every call, which costs more than the encryption.
+    /// `nonisolated(unsafe)`: an OpenSSL cipher object is immutable and safe to share between threads.
+    nonisolated(unsafe) private static let cipher: OpaquePointer = {
+        guard let cipher = EVP_CIPHER_fetch(nil, "AES-128-ECB", nil) else { fatalError("OpenSSL has no AES-128-ECB") }
+        return cipher
+    }()
+
     private static func run(_ input: [UInt8], key: [UInt8], encrypt: Bool) -> [UInt8] {
         guard let context = EVP_CIPHER_CTX_new() else { fatalError("OpenSSL: out of memory") }
         defer { EVP_CIPHER_CTX_free(context) }
@@ -28,7 +36,7 @@ public enum AES128 {
             input.withUnsafeBufferPointer { inputBuffer in
                 output.withUnsafeMutableBufferPointer { outputBuffer -> Bool in
                     guard
-                        EVP_CipherInit_ex(context, EVP_aes_128_ecb(), nil, keyBuffer.baseAddress, nil, encrypt ? 1 : 0) == 1,
+                        EVP_CipherInit_ex(context, cipher, nil, keyBuffer.baseAddress, nil, encrypt ? 1 : 0) == 1,
                         EVP_CIPHER_CTX_set_padding(context, 0) == 1,
                         EVP_CipherUpdate(context, outputBuffer.baseAddress, &written, inputBuffer.baseAddress, Int32(blockSize)) == 1,
                         EVP_CipherFinal_ex(context, outputBuffer.baseAddress! + Int(written), &final) == 1

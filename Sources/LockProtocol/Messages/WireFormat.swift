@@ -1,5 +1,3 @@
-import Foundation
-
 /// The JSON envelope every message shares, and the strict field reader behind the decoders.
 public enum WireFormat {
     /// The only protocol version.
@@ -7,19 +5,28 @@ public enum WireFormat {
     /// Payloads above this size are refused before any parsing (protocol.md: "oversized messages are dropped").
     public static let maximumPayloadSize = 4096
 
-    /// Reads a payload into typed fields, checking size, JSON shape, `v` and field types.
+    /// Reads a payload into typed fields, checking size, JSON shape, field names and types, `v` and `op`.
     static func fields(_ payload: [UInt8]) throws(ProtocolError) -> Fields {
         guard payload.count <= maximumPayloadSize else { throw .payloadTooLarge(payload.count) }
-        let fields: Fields
+        let members: [(key: String, value: FlatJSON.Value)]
         do {
-            fields = try JSONDecoder().decode(Fields.self, from: Data(payload))
-        } catch let error as ProtocolError {
-            throw error
-        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            guard let key = context.codingPath.last?.stringValue else { throw .malformedJSON }
-            throw .invalidField(key)
+            members = try FlatJSON.parse(payload)
         } catch {
             throw .malformedJSON
+        }
+        var fields = Fields()
+        for (key, value) in members {
+            // The type of each field is fixed by its name, so a string "1" is never read as a number.
+            guard let type = Fields.type(of: key) else { throw .unexpectedField(key) }
+            // A repeated field would be read differently by different parsers: refused.
+            guard !fields.has(key) else { throw .invalidField(key) }
+            fields.keys.append(key)
+            switch (type, value) {
+            case (.string, .string(let text)): fields.string[key] = text
+            case (.int, .integer(let number)): fields.int[key] = number
+            case (.bool, .bool(let flag)): fields.bool[key] = flag
+            default: throw .invalidField(key)
+            }
         }
         guard let version = fields.int["v"] else { throw fields.has("v") ? .invalidField("v") : .missingField("v") }
         guard version == Self.version else { throw .unsupportedVersion(version) }
@@ -28,29 +35,15 @@ public enum WireFormat {
     }
 
     /// A flat JSON object read field by field: strings, integers and booleans only.
-    struct Fields: Decodable {
+    struct Fields {
         var string: [String: String] = [:]
         var int: [String: Int] = [:]
         var bool: [String: Bool] = [:]
         var keys: [String] = []
 
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: AnyKey.self)
-            for key in container.allKeys {
-                keys.append(key.stringValue)
-                // The type of each field is fixed by its name, so a string "1" is never read as a number.
-                switch Self.type(of: key.stringValue) {
-                case .string: string[key.stringValue] = try container.decode(String.self, forKey: key)
-                case .int: int[key.stringValue] = try container.decode(Int.self, forKey: key)
-                case .bool: bool[key.stringValue] = try container.decode(Bool.self, forKey: key)
-                case nil: throw ProtocolError.unexpectedField(key.stringValue)
-                }
-            }
-        }
+        enum FieldType { case string, int, bool }
 
-        private enum FieldType { case string, int, bool }
-
-        private static func type(of name: String) -> FieldType? {
+        static func type(of name: String) -> FieldType? {
             switch name {
             case "v": .int
             case "op", "req", "response", "nonce", "wrappedKey", "kcv", "reason", "state", "firmware": .string
@@ -94,13 +87,6 @@ public enum WireFormat {
         }
     }
 
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     /// Builds `{"v":1,"op":…,…}`. Values are escaped, although every value the protocol sends
     /// comes from a restricted alphabet (hex, request ids, reason codes).
     struct Writer {
@@ -126,7 +112,9 @@ public enum WireFormat {
                 switch scalar {
                 case "\"": text += "\\\""
                 case "\\": text += "\\\\"
-                case _ where scalar.value < 0x20: text += String(format: "\\u%04x", scalar.value)
+                case _ where scalar.value < 0x20:
+                    let digits = Array("0123456789abcdef")
+                    text += "\\u00" + String(digits[Int(scalar.value >> 4)]) + String(digits[Int(scalar.value & 0xf)])
                 default: text.unicodeScalars.append(scalar)
                 }
             }
