@@ -20,6 +20,13 @@ import UnlockITCore
 
         var commands: [Command] { sent.withLock { $0.compactMap { try? Command.decode($0.payload) } } }
 
+        func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
+            Task {
+                try? await Task.sleep(for: delay)
+                action()
+            }
+        }
+
         func waitForCommand(_ count: Int) async throws -> Command {
             try await waitUntil { self.commands.count >= count }
             return commands[count - 1]

@@ -9,6 +9,8 @@ import UnlockITCore
 public protocol CommandLink: Sendable {
     var isConnected: Bool { get }
     func publish(topic: String, payload: [UInt8], qos: QoS, retain: Bool) throws(MQTTError)
+    /// Runs `action` after `delay`, on the thread that delivers the link's messages.
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void)
 }
 
 extension MQTTClient: CommandLink {}
@@ -31,7 +33,9 @@ public final class LockGateway: Sendable {
     private struct Waiter {
         let lock: LockID
         let continuation: CheckedContinuation<Reply, Never>
-        var timeout: Task<Void, Never>?
+        /// For an unlock: turns the lock's nonce into the `respond` to send at once, on the MQTT
+        /// thread that received it, and keeps waiting (same `req`) for the result.
+        var onNonce: (@Sendable (Block128) -> Command)?
     }
 
     private let link: any CommandLink
@@ -66,17 +70,13 @@ public final class LockGateway: Sendable {
         guard await serializer.acquire(lock, deadline: deadline) else { return .lockTimeout }
         defer { serializer.release(lock) }
 
+        // The respond goes out from the MQTT thread the moment the nonce arrives: one hop less
+        // each way than coming back to this task between the two exchanges.
         let req = RequestID.random()
-        let nonce: Block128
-        switch await exchange(.challenge(req: req), with: lock, deadline: deadline) {
-        case .event(.nonce(_, let value)): nonce = value
-        case .event: return .lockDenied
-        case .timeout: return .lockTimeout
-        case .offline: return .lockOffline
-        case .brokerUnavailable: return .brokerUnavailable
+        let reply = await exchange(.challenge(req: req), with: lock, deadline: deadline) { nonce in
+            .respond(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key))
         }
-        let response = ChallengeResponse.compute(nonce: nonce, key: key)
-        switch await exchange(.respond(req: req, response: response), with: lock, deadline: deadline) {
+        switch reply {
         case .event(.result(_, true, _)): return .granted
         case .event: return .lockDenied
         case .timeout: return .lockTimeout
@@ -139,18 +139,18 @@ public final class LockGateway: Sendable {
 
     // MARK: - Request and answer
 
-    /// Publishes `command` and waits for the answer with the same `req` from the same lock.
-    private func exchange(_ command: Command, with lock: LockID, deadline: ContinuousClock.Instant) async -> Reply {
+    /// Publishes `command` and waits for the answer with the same `req` from the same lock. With
+    /// `onNonce`, a `nonce` answer is not returned but answered at once with the command it makes,
+    /// and the wait goes on for the answer to that.
+    private func exchange(
+        _ command: Command, with lock: LockID, deadline: ContinuousClock.Instant, onNonce: (@Sendable (Block128) -> Command)? = nil
+    ) async -> Reply {
         let req = command.req
         return await withCheckedContinuation { continuation in
-            // Registered before the timer starts, so that even a deadline already past finds it.
-            waiters.withLock { $0[req] = Waiter(lock: lock, continuation: continuation) }
-            let timeout = Task { [weak self] in
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                guard !Task.isCancelled else { return }
-                self?.finish(req, with: .timeout)
-            }
-            waiters.withLock { $0[req]?.timeout = timeout }
+            waiters.withLock { $0[req] = Waiter(lock: lock, continuation: continuation, onNonce: onNonce) }
+            // A timer on the MQTT thread, not a task per request: if the answer came first, the
+            // request id is gone and the timer finds nothing to do.
+            link.schedule(after: ContinuousClock.now.duration(to: deadline)) { [weak self] in self?.finish(req, with: .timeout) }
             do {
                 try link.publish(topic: Topics.command(lock), payload: command.encoded(), qos: .atLeastOnce, retain: false)
             } catch {
@@ -159,19 +159,37 @@ public final class LockGateway: Sendable {
         }
     }
 
+    private enum Next {
+        case ignore
+        case resume(Waiter)
+        case answer(Block128, @Sendable (Block128) -> Command, LockID)
+    }
+
     private func finish(_ req: RequestID, with reply: Reply, from lock: LockID? = nil) {
-        let waiter = waiters.withLock { waiters -> Waiter? in
-            guard let waiter = waiters[req] else { return nil }
-            if let lock, waiter.lock != lock { return nil }
+        let next = waiters.withLock { waiters -> Next in
+            guard var waiter = waiters[req] else { return .ignore }
+            if let lock, waiter.lock != lock { return .ignore }
+            if case .event(.nonce(_, let nonce)) = reply, let onNonce = waiter.onNonce {
+                // Only once: the lock's next answer must be the result.
+                waiter.onNonce = nil
+                waiters[req] = waiter
+                return .answer(nonce, onNonce, waiter.lock)
+            }
             waiters[req] = nil
-            return waiter
+            return .resume(waiter)
         }
-        guard let waiter else {
+        switch next {
+        case .ignore:
             if lock != nil { metrics.unexpectedMessage() }
-            return
+        case .resume(let waiter):
+            waiter.continuation.resume(returning: reply)
+        case .answer(let nonce, let makeCommand, let lock):
+            do {
+                try link.publish(topic: Topics.command(lock), payload: makeCommand(nonce).encoded(), qos: .atLeastOnce, retain: false)
+            } catch {
+                finish(req, with: .brokerUnavailable)
+            }
         }
-        waiter.timeout?.cancel()
-        waiter.continuation.resume(returning: reply)
     }
 
     // MARK: - Incoming messages (MQTT event loop thread)
@@ -221,10 +239,7 @@ public final class LockGateway: Sendable {
                 defer { waiters.removeAll() }
                 return Array(waiters.values)
             }
-            for waiter in all {
-                waiter.timeout?.cancel()
-                waiter.continuation.resume(returning: .brokerUnavailable)
-            }
+            for waiter in all { waiter.continuation.resume(returning: .brokerUnavailable) }
         }
     }
 
@@ -233,10 +248,7 @@ public final class LockGateway: Sendable {
             let keys = waiters.filter { $0.value.lock == lock }.map(\.key)
             return keys.compactMap { waiters.removeValue(forKey: $0) }
         }
-        for waiter in affected {
-            waiter.timeout?.cancel()
-            waiter.continuation.resume(returning: reply)
-        }
+        for waiter in affected { waiter.continuation.resume(returning: reply) }
     }
 
     /// Presence changes to persist (see ``PresenceTracker/takeChanges(now:)``).

@@ -168,8 +168,8 @@ public final class LockRuntime: Sendable {
             publish(.state(.unlocked))
         }
         let openFor = device.withLock { $0.settings.openDuration }
-        Task { [self] in
-            try? await Task.sleep(for: openFor)
+        // A timer on the MQTT thread rather than a task: a fleet opens thousands of relays a second.
+        client.schedule(after: openFor) { [self] in
             // Only the last opening re-locks: a second grant while open extends the open time.
             let relock = relay.withLock { relay -> Bool in
                 guard relay.generation == generation else { return false }
