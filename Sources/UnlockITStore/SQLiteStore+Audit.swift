@@ -4,11 +4,11 @@ import UnlockITCore
 
 extension SQLiteStore {
     public func append(_ event: AuditEvent) async throws {
-        try await pool.write { db in try self.insertAudit(event, db) }
+        try await audit.append(event)
     }
 
     public func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
-        try await pool.read { db in
+        try read { db in
             var request = AuditRecord.filter(Column("companyId") == query.companyID.rawValue)
             if let user = query.userID {
                 request = request.filter(Column("actorId") == user.rawValue || Column("subjectId") == user.rawValue)

@@ -4,7 +4,7 @@ import UnlockITCore
 
 extension SQLiteStore {
     public func createLock(_ lock: Lock) async throws {
-        try await pool.write { db in
+        try write { db in
             guard try !LockRecord.exists(db, key: lock.id.rawValue) else { throw StoreError.lockIDTaken }
             if let room = lock.roomID {
                 let inCompany = try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == lock.companyID.rawValue).fetchCount(db)
@@ -15,7 +15,7 @@ extension SQLiteStore {
     }
 
     public func forgetLock(_ id: LockID, in company: CompanyID) async throws {
-        try await pool.write { db in
+        try write { db in
             _ = try LockRecord.filter(
                 Column("id") == id.rawValue && Column("companyId") == company.rawValue && Column("state") == LockState.registered.rawValue
             ).deleteAll(db)
@@ -23,29 +23,38 @@ extension SQLiteStore {
     }
 
     public func lock(_ id: LockID, in company: CompanyID) async throws -> Lock? {
-        try await pool.read { db in
+        try read { db in
             try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db)?.lock
         }
     }
 
     public func locks(in company: CompanyID) async throws -> [Lock] {
-        try await pool.read { db in
+        try read { db in
             try LockRecord.filter(Column("companyId") == company.rawValue).order(Column("name"), Column("id")).fetchAll(db).compactMap(\.lock)
         }
     }
 
     public func unlockContext(_ id: LockID, in company: CompanyID) async throws -> (lock: Lock, room: Room?, sealedKey: [UInt8]?)? {
-        try await pool.read { db in
-            guard let record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db),
-                let lock = record.lock
-            else { return nil }
+        // On every unlock: statements prepared once, read by column position, without a transaction
+        // around them.
+        try readStatements { db in
+            let lockStatement = try db.cachedStatement(
+                sql: #"""
+                    SELECT roomId, name, state, online, lastSeen, firmwareVersion, sealedKey, createdAt, activatedAt, retiredAt
+                    FROM "lock" WHERE id = ? AND companyId = ?
+                    """#)
+            guard let row = try Row.fetchOne(lockStatement, arguments: [id.rawValue, company.rawValue]) else { return nil }
+            let lock = Lock(
+                id: id, companyID: company, roomID: (row[0] as String?).map(RoomID.init(unchecked:)), name: row[1],
+                state: LockState(rawValue: row[2]) ?? .retired, online: row[3], lastSeen: row[4], firmwareVersion: row[5], createdAt: row[7],
+                activatedAt: row[8], retiredAt: row[9])
             let room = try lock.roomID.flatMap { try Self.fetchRoom($0, in: company, db) }
-            return (lock, room, record.sealedKey.map { Array($0) })
+            return (lock, room, (row[6] as Data?).map { Array($0) })
         }
     }
 
     public func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }
@@ -60,7 +69,7 @@ extension SQLiteStore {
     }
 
     public func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }
@@ -77,7 +86,7 @@ extension SQLiteStore {
 
     public func recordPresence(_ updates: [LockPresence]) async throws {
         guard !updates.isEmpty else { return }
-        try await pool.write { db in
+        try write { db in
             let statement = try db.cachedStatement(
                 sql:
                     #"UPDATE "lock" SET online = ?, lastSeen = ?, firmwareVersion = COALESCE(?, firmwareVersion) WHERE id = ? AND state != 'retired'"#

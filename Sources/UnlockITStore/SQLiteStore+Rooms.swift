@@ -4,7 +4,7 @@ import UnlockITCore
 
 extension SQLiteStore {
     public func createRoom(_ room: Room, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             try Self.requireUniqueName(room, db)
             try RoomRecord(room).insert(db)
             try self.insertAudit(audit, db)
@@ -12,11 +12,11 @@ extension SQLiteStore {
     }
 
     public func room(_ id: RoomID, in company: CompanyID) async throws -> Room? {
-        try await pool.read { db in try Self.fetchRoom(id, in: company, db) }
+        try read { db in try Self.fetchRoom(id, in: company, db) }
     }
 
     public func rooms(in company: CompanyID) async throws -> [Room] {
-        try await pool.read { db in
+        try read { db in
             let records = try RoomRecord.filter(Column("companyId") == company.rawValue).order(Column("name")).fetchAll(db)
             let rows = try Row.fetchAll(
                 db,
@@ -30,7 +30,7 @@ extension SQLiteStore {
     }
 
     public func updateRoom(_ room: Room, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             guard var record = try RoomRecord.filter(Column("id") == room.id.rawValue && Column("companyId") == room.companyID.rawValue).fetchOne(db)
             else { throw StoreError.notFound }
             if record.name.lowercased() != room.name.lowercased() { try Self.requireUniqueName(room, db) }
@@ -46,7 +46,7 @@ extension SQLiteStore {
     }
 
     public func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             guard try RoomRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1 else {
                 throw StoreError.notFound
             }
@@ -58,7 +58,7 @@ extension SQLiteStore {
     }
 
     public func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             // Both must be of the caller's company; anything else is reported as missing.
             guard try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1,
                 try UserRecord.filter(Column("id") == user.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1
@@ -73,12 +73,16 @@ extension SQLiteStore {
         }
     }
 
+    /// A room with its authorized users; on the path of every unlock, so read by column position.
     static func fetchRoom(_ id: RoomID, in company: CompanyID, _ db: Database) throws -> Room? {
-        guard let record = try RoomRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
-            return nil
-        }
-        let users = try String.fetchAll(db, sql: "SELECT userId FROM roomAuthorization WHERE roomId = ?", arguments: [id.rawValue])
-        return record.room(authorizedUsers: Set(users.map(UserID.init(unchecked:))))
+        let roomStatement = try db.cachedStatement(
+            sql: "SELECT name, description, type, bookable, requiredLevel, createdAt, updatedAt FROM room WHERE id = ? AND companyId = ?")
+        guard let row = try Row.fetchOne(roomStatement, arguments: [id.rawValue, company.rawValue]) else { return nil }
+        let usersStatement = try db.cachedStatement(sql: "SELECT userId FROM roomAuthorization WHERE roomId = ?")
+        let users = try String.fetchAll(usersStatement, arguments: [id.rawValue])
+        return Room(
+            id: id, companyID: company, name: row[0], description: row[1], type: RoomType(rawValue: row[2]) ?? .other, bookable: row[3],
+            requiredLevel: row[4], authorizedUsers: Set(users.map(UserID.init(unchecked:))), createdAt: row[5], updatedAt: row[6])
     }
 
     private static func requireUniqueName(_ room: Room, _ db: Database) throws {

@@ -4,7 +4,7 @@ import UnlockITCore
 
 extension SQLiteStore {
     public func createCompany(_ company: Company, admin: User, passwordHash: String, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             guard try UserRecord.filter(Column("email") == admin.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
             try CompanyRecord(company).insert(db)
             try UserRecord(admin, passwordHash: passwordHash).insert(db)
@@ -13,11 +13,11 @@ extension SQLiteStore {
     }
 
     public func company(_ id: CompanyID) async throws -> Company? {
-        try await pool.read { db in try CompanyRecord.fetchOne(db, key: id.rawValue)?.company }
+        try read { db in try CompanyRecord.fetchOne(db, key: id.rawValue)?.company }
     }
 
     public func createUser(_ user: User, passwordHash: String?, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
             try UserRecord(user, passwordHash: passwordHash).insert(db)
             try self.insertAudit(audit, db)
@@ -25,7 +25,7 @@ extension SQLiteStore {
     }
 
     public func createUsers(_ users: [(user: User, passwordHash: String?, audit: AuditEvent)]) async throws {
-        try await pool.write { db in
+        try write { db in
             for (user, hash, audit) in users {
                 guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
                 try UserRecord(user, passwordHash: hash).insert(db)
@@ -35,30 +35,30 @@ extension SQLiteStore {
     }
 
     public func user(_ id: UserID) async throws -> User? {
-        try await pool.read { db in try UserRecord.fetchOne(db, key: id.rawValue)?.user }
+        try read { db in try UserRecord.fetchOne(db, key: id.rawValue)?.user }
     }
 
     public func user(_ id: UserID, in company: CompanyID) async throws -> User? {
-        try await pool.read { db in
+        try read { db in
             try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db)?.user
         }
     }
 
     public func credentials(email: String) async throws -> (user: User, passwordHash: String?)? {
-        try await pool.read { db in
+        try read { db in
             guard let record = try UserRecord.filter(Column("email") == email).fetchOne(db) else { return nil }
             return (record.user, record.passwordHash)
         }
     }
 
     public func users(in company: CompanyID) async throws -> [User] {
-        try await pool.read { db in
+        try read { db in
             try UserRecord.filter(Column("companyId") == company.rawValue).order(Column("email")).fetchAll(db).map(\.user)
         }
     }
 
     public func updateUser(_ user: User, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             guard var record = try UserRecord.filter(Column("id") == user.id.rawValue && Column("companyId") == user.companyID.rawValue).fetchOne(db)
             else { throw StoreError.notFound }
             if record.email != user.email {
@@ -77,7 +77,7 @@ extension SQLiteStore {
     }
 
     public func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             let deleted = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).deleteAll(db)
             guard deleted == 1 else { throw StoreError.notFound }
             try Self.requireAnAdmin(in: company, db)
@@ -86,7 +86,7 @@ extension SQLiteStore {
     }
 
     public func setPassword(_ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, audit: AuditEvent) async throws {
-        try await pool.write { db in
+        try write { db in
             try db.execute(
                 sql: #"UPDATE "user" SET passwordHash = ?, mustChangePassword = ?, updatedAt = ? WHERE id = ?"#,
                 arguments: [hash, mustChange, audit.at, id.rawValue])

@@ -59,6 +59,12 @@ public protocol Store: Sendable {
     func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)?
     func revokeSession(tokenHash: [UInt8], at: Date) async throws
 
+    // MARK: Upkeep
+    /// Periodic housekeeping that must stay off the request path (SQLite: checkpointing the
+    /// write-ahead log, whose fsync would otherwise land on a random request). May block: call it
+    /// from a thread of its own.
+    func maintain() throws
+
     // MARK: Audit
     func append(_ event: AuditEvent) async throws
     func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent]
