@@ -5,8 +5,8 @@ import HummingbirdTesting
 import Logging
 import MQTT
 import NIOCore
-import Synchronization
 import SiteHarness
+import Synchronization
 import UnlockITCore
 import UnlockITStore
 
@@ -82,6 +82,7 @@ struct API: Sendable {
         let status: Int
         let body: Data
         let contentType: String?
+        var headers: HTTPFields = [:]
         var json: [String: any Sendable] { (try? JSONSerialization.jsonObject(with: body) as? [String: any Sendable]) ?? [:] }
         var items: [[String: any Sendable]] { json["items"] as? [[String: any Sendable]] ?? [] }
         func string(_ key: String) -> String? { json[key] as? String }
@@ -104,7 +105,9 @@ struct API: Sendable {
             body = ByteBuffer(string: raw)
         }
         let response = try await client.executeRequest(uri: path, method: method, headers: headers, body: body)
-        return Reply(status: response.status.code, body: Data(response.body.readableBytesView), contentType: response.headers[.contentType])
+        return Reply(
+            status: response.status.code, body: Data(response.body.readableBytesView), contentType: response.headers[.contentType],
+            headers: response.headers)
     }
 
     func get(_ path: String, _ token: String? = nil) async throws -> Reply { try await call(.get, path, token: token) }

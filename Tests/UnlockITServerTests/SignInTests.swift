@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import SiteHarness
 import Testing
 import UnlockITCore
@@ -153,6 +154,35 @@ struct SignInTests {
             #expect(try await api.signIn("admin@acme.test", initial).status == 401)
             harness.clock.advance(1801)
             #expect(try await api.signIn("admin@acme.test", initial).status == 200)
+        }
+    }
+
+    @Test("A sign-in storm beyond the bcrypt queue is turned away with 503 server_busy, and loses nothing")
+    func storm() async throws {
+        // One hash at a time and a queue of two: of ten sign-ins at once at most three can be taken.
+        let harness = try Harness {
+            $0.bcryptConcurrency = 1; $0.bcryptQueue = 2
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for _ in 0..<10 { group.addTask { try await api.signIn("admin@acme.test", initial) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let busy = replies.filter { $0.status == 503 }
+            let served = replies.filter { $0.status == 200 }.count
+            #expect(served + busy.count == 10, "\(replies)")
+            #expect((1...3).contains(served), "\(replies)")
+            for reply in busy {
+                #expect(reply.code == "server_busy")
+                #expect(reply.contentType == "application/problem+json")
+                #expect(reply.headers[.retryAfter] == "1")
+            }
+            // A turned-away sign-in is not a failure: no lock-out, and the next one is served.
+            #expect(try await api.signIn("admin@acme.test", initial).status == 200)
+            let admin = try await api.session("admin@acme.test", initial)
+            let audit = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", admin)
+            #expect(audit.items.isEmpty, "\(audit)")
         }
     }
 

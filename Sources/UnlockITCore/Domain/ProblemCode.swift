@@ -40,11 +40,12 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case notInPairingMode = "not_in_pairing_mode"
     case alreadyActivated = "already_activated"
     case setupCodeMismatch = "setup_code_mismatch"
-    // The lock and the broker (502, 503, 504)
+    // The lock, the broker and the server's capacity (502, 503, 504)
     case lockDenied = "lock_denied"
     case lockOffline = "lock_offline"
     case lockTimeout = "lock_timeout"
     case brokerUnavailable = "broker_unavailable"
+    case serverBusy = "server_busy"
     // The server (500)
     case internalError = "internal_error"
 }

@@ -45,7 +45,8 @@ public enum UnlockITApp {
             unlockTimeout: .milliseconds(Int64(configuration.unlockTimeout * 1000)), metrics: parts.metrics, logger: parts.logger)
         let services = AppServices(
             store: parts.store, clock: parts.clock,
-            hasher: PasswordHasher(cost: configuration.bcryptCost, concurrency: configuration.bcryptConcurrency),
+            hasher: PasswordHasher(
+                cost: configuration.bcryptCost, concurrency: configuration.bcryptConcurrency, maxWaiting: configuration.bcryptQueue),
             signInLimiter: SignInLimiter(
                 perHour: configuration.signInFailuresPerHour, lockoutThreshold: configuration.lockoutThreshold,
                 lockoutSeconds: configuration.lockoutSeconds),
@@ -56,7 +57,7 @@ public enum UnlockITApp {
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "unlockit"),
-            services: [link],
+            services: [link, StoreMaintenance(store: parts.store, logger: parts.logger)],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.httpPort) },
             logger: parts.logger)
     }

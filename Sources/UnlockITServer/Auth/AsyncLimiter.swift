@@ -1,53 +1,62 @@
 import Synchronization
 
-/// At most `limit` holders at a time; the rest wait in arrival order.
+/// At most `limit` holders at a time; up to `maxWaiting` more wait in arrival order, and anyone
+/// beyond that is turned away at once with ``Saturated``: a bounded queue, so a storm cannot pile
+/// up work (and memory, and latency) without end.
 final class AsyncLimiter: Sendable {
+    /// The queue was full: the caller should answer "busy" and let the client retry later.
+    struct Saturated: Error {}
+
     private struct State {
         var available: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [CheckedContinuation<Bool, Never>] = []
     }
 
     private let state: Mutex<State>
+    private let maxWaiting: Int
 
-    init(limit: Int) {
-        precondition(limit > 0)
+    init(limit: Int, maxWaiting: Int) {
+        precondition(limit > 0 && maxWaiting >= 0)
         state = Mutex(State(available: limit))
+        self.maxWaiting = maxWaiting
     }
 
-    func run<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
-        await acquire()
+    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await acquire()
         defer { release() }
         return try await body()
     }
 
-    private func acquire() async {
+    private func acquire() async throws {
         let immediate = state.withLock { state -> Bool in
             guard state.available > 0 else { return false }
             state.available -= 1
             return true
         }
         if immediate { return }
-        await withCheckedContinuation { continuation in
-            let granted = state.withLock { state -> Bool in
+        let admitted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let answer = state.withLock { state -> Bool? in
                 if state.available > 0 {
                     state.available -= 1
                     return true
                 }
+                guard state.waiters.count < maxWaiting else { return false }
                 state.waiters.append(continuation)
-                return false
+                return nil
             }
-            if granted { continuation.resume() }
+            if let answer { continuation.resume(returning: answer) }
         }
+        guard admitted else { throw Saturated() }
     }
 
     private func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             if state.waiters.isEmpty {
                 state.available += 1
                 return nil
             }
             return state.waiters.removeFirst()
         }
-        next?.resume()
+        next?.resume(returning: true)
     }
 }

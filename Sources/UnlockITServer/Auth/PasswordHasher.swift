@@ -4,10 +4,13 @@ import HummingbirdBcrypt
 import NIOPosix
 import Synchronization
 
-/// bcrypt off the event loops, on NIO's thread pool, with a bound on how many run at once.
+/// bcrypt off the event loops, on NIO's thread pool, with a bound on how many run at once and on
+/// how many may wait.
 ///
 /// At cost 12 one hash takes about a third of a second of CPU; unbounded, a storm of sign-ins would
-/// take every core from the unlocks. The password is first reduced with SHA-256 (base64, 44 bytes)
+/// take every core from the unlocks. Past the queue bound a hash fails at once with
+/// ``AsyncLimiter/Saturated`` (answered as 503 `server_busy` with `Retry-After`) instead of queueing
+/// for ever longer. The password is first reduced with SHA-256 (base64, 44 bytes)
 /// because bcrypt silently ignores everything after its 72nd byte, and passwords here may be 128
 /// characters of any script.
 public final class PasswordHasher: Sendable {
@@ -16,9 +19,11 @@ public final class PasswordHasher: Sendable {
     private let pool: NIOThreadPool
     private let dummy = Mutex<String?>(nil)
 
-    public init(cost: Int, concurrency: Int, pool: NIOThreadPool = .singleton) {
+    /// - Parameter maxWaiting: how many hashes may wait for a slot; eight is about two to three
+    ///   seconds of queue at cost 12 with one slot.
+    public init(cost: Int, concurrency: Int, maxWaiting: Int = 8, pool: NIOThreadPool = .singleton) {
         self.cost = cost
-        self.limiter = AsyncLimiter(limit: concurrency)
+        self.limiter = AsyncLimiter(limit: concurrency, maxWaiting: maxWaiting)
         self.pool = pool
     }
 

@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var bcryptCost = 12
     /// How many bcrypt hashes may run at once: sign-in storms must not starve unlocks.
     public var bcryptConcurrency = 1
+    /// How many more may wait for their turn; beyond that the server answers 503 `server_busy`.
+    public var bcryptQueue = 8
     /// Seconds to wait for a lock's answer.
     public var unlockTimeout = 3.0
     public var signInFailuresPerHour = 100
@@ -81,6 +83,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var tokenLifetime: Int?
         var bcryptCost: Int?
         var bcryptConcurrency: Int?
+        var bcryptQueue: Int?
         var unlockTimeout: Double?
         var signInFailuresPerHour: Int?
         var lockoutThreshold: Int?
@@ -90,7 +93,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
         static let keys: Set<String> = [
             "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
-            "bcryptCost", "bcryptConcurrency", "unlockTimeout", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
+            "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
             "oidcIssuers", "logLevel",
         ]
     }
@@ -119,6 +122,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         tokenLifetime = settings.tokenLifetime ?? tokenLifetime
         bcryptCost = settings.bcryptCost ?? bcryptCost
         bcryptConcurrency = settings.bcryptConcurrency ?? bcryptConcurrency
+        bcryptQueue = settings.bcryptQueue ?? bcryptQueue
         unlockTimeout = settings.unlockTimeout ?? unlockTimeout
         signInFailuresPerHour = settings.signInFailuresPerHour ?? signInFailuresPerHour
         lockoutThreshold = settings.lockoutThreshold ?? lockoutThreshold
@@ -145,6 +149,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         tokenLifetime = try int("UNLOCKIT_TOKEN_LIFETIME") ?? tokenLifetime
         bcryptCost = try int("UNLOCKIT_BCRYPT_COST") ?? bcryptCost
         bcryptConcurrency = try int("UNLOCKIT_BCRYPT_CONCURRENCY") ?? bcryptConcurrency
+        bcryptQueue = try int("UNLOCKIT_BCRYPT_QUEUE") ?? bcryptQueue
         if let text = environment["UNLOCKIT_UNLOCK_TIMEOUT"] {
             guard let value = Double(text) else { throw ConfigurationError("UNLOCKIT_UNLOCK_TIMEOUT must be a number of seconds") }
             unlockTimeout = value
@@ -163,6 +168,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (0...65535).contains(httpPort) else { throw ConfigurationError("the HTTP port must be 0–65535") }
         guard (12...31).contains(bcryptCost) else { throw ConfigurationError("the bcrypt cost must be 12–31") }
         guard (1...64).contains(bcryptConcurrency) else { throw ConfigurationError("the bcrypt concurrency must be 1–64") }
+        guard (0...10_000).contains(bcryptQueue) else { throw ConfigurationError("the bcrypt queue must be 0–10000") }
         guard (60...30 * 86400).contains(tokenLifetime) else { throw ConfigurationError("the token lifetime must be 60 s to 30 days") }
         guard (0.1...60).contains(unlockTimeout) else { throw ConfigurationError("the unlock timeout must be 0.1–60 s") }
         guard signInFailuresPerHour >= 1, lockoutThreshold >= 1, lockoutSeconds >= 1 else {

@@ -85,4 +85,14 @@ extension APIError {
     static let methodNotAllowed = APIError(.methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed")
     static let bodyTooLarge = APIError(.contentTooLarge, code: .bodyTooLarge, title: "The request body is too large")
     static let internalError = APIError(.internalServerError, code: .internalError, title: "Something went wrong on the server")
+
+    // 503
+    /// Too many password hashes are already queued: try again in a second.
+    static let serverBusy: APIError = {
+        var error = APIError(
+            .serviceUnavailable, code: .serverBusy, title: "The server is busy",
+            detail: "Too many sign-ins and password changes are waiting. Try again shortly.")
+        error.headers[.retryAfter] = "1"
+        return error
+    }()
 }

@@ -43,6 +43,8 @@ struct ProblemMiddleware: RouterMiddleware {
                 let code: ProblemCode = error.status.code < 500 ? .invalidRequest : .internalError
                 return APIError(error.status, code: code, title: error.status.reasonPhrase, detail: error.body)
             }
+        case is AsyncLimiter.Saturated:
+            return .serverBusy
         case let error as NIOTooManyBytesError:
             _ = error
             return .bodyTooLarge
