@@ -121,8 +121,7 @@ let package = Package(
         .executableTarget(
             name: "unlockit-bench",
             dependencies: [
-                "UnlockITCore", "LockProtocol", "MQTT", "UnlockITClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "UnlockITCore", "UnlockITStore", "LockProtocol", "MQTT", "SiteHarness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

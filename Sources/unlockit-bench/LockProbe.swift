@@ -1,0 +1,41 @@
+import Foundation
+import LockProtocol
+import MQTT
+import Synchronization
+import UnlockITCore
+
+/// How long a simulated lock takes to answer a `challenge` with its nonce, measured by a plain
+/// client through the same broker: the lock's share of an unlock, to set beside the MQTT floor.
+struct LockProbe {
+    let host: String
+    let port: Int
+    let username: String
+    let password: String
+
+    func run(locks: [String], count: Int) async throws -> Samples {
+        let pending = Mutex<[String: CheckedContinuation<Void, Never>]>([:])
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(host: host, port: port, clientID: "lock-probe", username: username, password: password),
+            delivery: .handler { message in
+                guard let event = try? Event.decode(message.payload), case .nonce(let req, _) = event else { return }
+                pending.withLock { $0.removeValue(forKey: req.rawValue) }?.resume()
+            })
+        client.start()
+        try await client.waitUntilConnected(timeout: .seconds(10))
+        let probed = Array(locks.prefix(50))
+        for lock in probed { try await client.subscribe(Topics.event(LockID(lock)!)) }
+        var samples = Samples()
+        for index in 0..<count {
+            let lock = LockID(probed[index % probed.count])!
+            let req = RequestID.random()
+            let start = ContinuousClock.now
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                pending.withLock { $0[req.rawValue] = continuation }
+                try? client.publish(topic: Topics.command(lock), payload: Command.challenge(req: req).encoded())
+            }
+            if index >= 20 { samples.add(start.duration(to: .now)) }
+        }
+        await client.shutdown()
+        return samples
+    }
+}

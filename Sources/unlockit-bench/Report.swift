@@ -1,0 +1,191 @@
+import Foundation
+
+/// The benchmark's figures: printed as a table, written as JSON and plotted as SVG.
+struct Report: Codable {
+    struct Latency: Codable {
+        var concurrency: Int
+        var requests: Int
+        var errors: Int
+        var p50Ms: Double
+        var p90Ms: Double
+        var p99Ms: Double
+        var maxMs: Double
+        var perSecond: Double
+
+        init(concurrency: Int, _ run: UnlockLoad.Run) {
+            self.concurrency = concurrency
+            requests = run.samples.count
+            errors = run.errors
+            p50Ms = run.samples.p50.milliseconds
+            p90Ms = run.samples.p90.milliseconds
+            p99Ms = run.samples.p99.milliseconds
+            maxMs = run.samples.max.milliseconds
+            perSecond = run.rate
+        }
+    }
+
+    struct Sustained: Codable {
+        var targetPerSecond: Double
+        var achievedPerSecond: Double
+        var seconds: Double
+        var granted: Int
+        var errors: Int
+        var openings: Int
+        var doubleOpenings: Int
+        var p99Ms: Double
+
+        /// Zero errors and double-openings, the rate held (98 %), and no backlog building up.
+        var isSustained: Bool { errors == 0 && doubleOpenings == 0 && achievedPerSecond >= targetPerSecond * 0.98 && p99Ms <= 100 }
+    }
+
+    struct Target: Codable {
+        var name: String
+        var value: String
+        var goal: String
+        var met: Bool
+    }
+
+    var date: String
+    var host: String
+    var cores: Int
+    var locks: Int
+    var floor: MQTTFloor.Result
+    /// A simulated lock's challenge → nonce, from a plain client: the lock's share of one exchange.
+    var lockRoundTripP50Ms: Double
+    var store: StoreProbe.Result
+    var unlocks: [Latency]
+    /// 64 clients sending on a schedule at half the sustained rate.
+    var paced: Latency?
+    var signInLoad: Latency?
+    var signInsPerSecondOffered: Double
+    var signInsSucceeded: Int
+    var signInsTurnedAway: Int
+    var sustained: Sustained?
+    var rateSearch: [Sustained]
+    var serverStartupSeconds: Double
+    var serverResidentMiB: Double
+    var registrationSeconds: Double
+    var activationSeconds: Double
+    var accessDecisionsPerSecond: Double
+    var latencyRatio: Double
+    var throughputRatio: Double
+    var targets: [Target]
+
+    var table: String {
+        func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
+        var lines: [String] = []
+        lines.append("UnlockIT benchmark — \(date), \(host), \(cores) cores, \(locks) locks")
+        lines.append("")
+        lines.append("MQTT floor (QoS 1 request/response, two plain clients, same broker)")
+        lines.append(
+            "  round trip p50 \(f(floor.roundTripP50Ms, 3)) ms   p99 \(f(floor.roundTripP99Ms, 3)) ms   \(f(floor.pairsPerSecond, 0)) pairs/s")
+        lines.append("  (a simulated lock's challenge → nonce through the same broker: p50 \(f(lockRoundTripP50Ms, 3)) ms)")
+        lines.append(
+            "Store, in-process: session lookup \(f(store.sessionLookupP50Ms, 3)) ms, unlock context \(f(store.unlockContextP50Ms, 3)) ms, "
+                + "audit append \(f(store.auditAppendP50Ms, 3)) ms; \(f(store.auditAppendsPerSecondAt16, 0)) appends/s from 16 tasks")
+        lines.append("")
+        lines.append("Unlocks (HTTP → access rule → challenge → respond → result → HTTP)")
+        lines.append("  concurrency  requests  errors   p50 ms   p90 ms   p99 ms   max ms   unlocks/s")
+        for run in unlocks + (signInLoad.map { [$0] } ?? []) {
+            let label =
+                run.concurrency == signInLoad?.concurrency && run.requests == signInLoad?.requests
+                ? "\(run.concurrency)+sign-ins" : "\(run.concurrency)"
+            lines.append(
+                "  "
+                    + [
+                        label.padding(11), "\(run.requests)".padding(8), "\(run.errors)".padding(6), f(run.p50Ms, 3).padding(8),
+                        f(run.p90Ms, 3).padding(8), f(run.p99Ms, 3).padding(8), f(run.maxMs, 3).padding(8), f(run.perSecond, 0),
+                    ].joined(separator: " "))
+        }
+        if let paced {
+            lines.append(
+                "  64 clients paced at \(f(paced.perSecond, 0))/s: p50 \(f(paced.p50Ms, 3)) ms  p90 \(f(paced.p90Ms, 3)) ms  p99 \(f(paced.p99Ms, 3)) ms  max \(f(paced.maxMs, 3)) ms"
+            )
+        }
+        if signInLoad != nil {
+            lines.append(
+                "  sign-ins offered \(f(signInsPerSecondOffered, 0))/s: \(signInsSucceeded) succeeded, \(signInsTurnedAway) turned away (503 server_busy)"
+            )
+        }
+        lines.append("")
+        for trial in rateSearch {
+            lines.append(
+                "  open loop \(f(trial.targetPerSecond, 0))/s for \(f(trial.seconds, 0)) s: \(f(trial.achievedPerSecond, 0))/s achieved, \(trial.errors) errors, p99 \(f(trial.p99Ms, 2)) ms"
+            )
+        }
+        if let sustained {
+            lines.append(
+                "Sustained: \(f(sustained.achievedPerSecond, 0)) unlocks/s for \(f(sustained.seconds, 0)) s, \(sustained.errors) errors, "
+                    + "\(sustained.openings) openings for \(sustained.granted) grants (\(sustained.doubleOpenings) double), p99 \(f(sustained.p99Ms, 2)) ms"
+            )
+        }
+        lines.append("")
+        lines.append("Server start-up \(f(serverStartupSeconds, 2)) s   resident memory \(f(serverResidentMiB, 1)) MiB with \(locks) locks connected")
+        lines.append("Registering \(locks) locks \(f(registrationSeconds, 1)) s   activating them \(f(activationSeconds, 1)) s")
+        lines.append("Access-rule decisions in-process: \(f(accessDecisionsPerSecond / 1e6, 1)) million/s")
+        lines.append("")
+        lines.append(
+            "Ratios: unlock p50 ÷ (2 × MQTT round-trip p50) = \(f(latencyRatio, 2));  unlock throughput ÷ (MQTT pairs/s ÷ 2) = \(f(throughputRatio, 2))"
+        )
+        lines.append("")
+        lines.append("Targets")
+        for target in targets {
+            lines.append("  [\(target.met ? "met" : "MISSED")] \(target.name): \(target.value) (goal \(target.goal))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The distribution of unlock latencies against the floor, as cumulative curves.
+    static func svg(unlocks: [(label: String, samples: Samples)], floor: Samples) -> String {
+        let width = 900.0
+        let height = 500.0
+        let left = 70.0
+        let bottom = 60.0
+        let top = 40.0
+        let right = 180.0
+        let all = unlocks.flatMap { $0.samples.cdf() } + floor.cdf().map { ($0.ms * 2, $0.fraction) }
+        let maxMs = max(0.5, (all.map(\.ms).max() ?? 1) * 1.05)
+        let logMax = log10(maxMs)
+        let logMin = log10(max(0.01, (all.map(\.ms).min() ?? 0.05) * 0.9))
+        func x(_ ms: Double) -> Double { left + (log10(max(ms, 0.001)) - logMin) / (logMax - logMin) * (width - left - right) }
+        func y(_ fraction: Double) -> Double { height - bottom - fraction * (height - bottom - top) }
+        var svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="12">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(left)" y="24" font-size="15">Unlock latency (cumulative) against the MQTT floor (2 × round trip)</text>
+
+            """
+        var tick = pow(10, logMin.rounded(.down))
+        while tick <= maxMs * 1.0001 {
+            for multiple in [1.0, 2.0, 5.0] where tick * multiple >= pow(10, logMin) && tick * multiple <= maxMs {
+                let value = tick * multiple
+                svg += "<line x1=\"\(x(value))\" y1=\"\(y(0))\" x2=\"\(x(value))\" y2=\"\(y(1))\" stroke=\"#ddd\"/>"
+                svg +=
+                    "<text x=\"\(x(value))\" y=\"\(y(0) + 18)\" text-anchor=\"middle\">\(value < 1 ? String(format: "%.2g", value) : String(format: "%.0f", value))</text>\n"
+            }
+            tick *= 10
+        }
+        for fraction in [0.0, 0.5, 0.9, 0.99, 1.0] {
+            svg += "<line x1=\"\(left)\" y1=\"\(y(fraction))\" x2=\"\(width - right)\" y2=\"\(y(fraction))\" stroke=\"#eee\"/>"
+            svg += "<text x=\"\(left - 8)\" y=\"\(y(fraction) + 4)\" text-anchor=\"end\">\(Int(fraction * 100))%</text>\n"
+        }
+        svg += "<text x=\"\((left + width - right) / 2)\" y=\"\(height - 15)\" text-anchor=\"middle\">milliseconds (log scale)</text>\n"
+        let colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+        var series = [("2 × MQTT round trip (floor)", floor.cdf().map { (ms: $0.ms * 2, fraction: $0.fraction) }, "#777")]
+        for (index, unlock) in unlocks.enumerated() { series.append((unlock.label, unlock.samples.cdf(), colors[index % colors.count])) }
+        for (index, (label, points, color)) in series.enumerated() {
+            let path = points.map { "\(String(format: "%.1f", x($0.ms))),\(String(format: "%.1f", y($0.fraction)))" }.joined(separator: " ")
+            svg +=
+                "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(index == 0 ? " stroke-dasharray=\"6 4\"" : "") points=\"\(path)\"/>\n"
+            let ly = top + 20 + Double(index) * 20
+            svg +=
+                "<line x1=\"\(width - right + 15)\" y1=\"\(ly)\" x2=\"\(width - right + 40)\" y2=\"\(ly)\" stroke=\"\(color)\" stroke-width=\"2\"/>"
+            svg += "<text x=\"\(width - right + 45)\" y=\"\(ly + 4)\">\(label)</text>\n"
+        }
+        return svg + "</svg>\n"
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}

@@ -1,0 +1,239 @@
+import ArgumentParser
+import Foundation
+import SiteHarness
+import Synchronization
+import UnlockITCore
+
+@main
+struct UnlockITBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlockit-bench",
+        abstract: "Measure UnlockIT's unlock latency and throughput against the raw MQTT floor, on one host.",
+        discussion: """
+            Starts mosquitto, the server on a fresh SQLite file and a fleet of simulated locks in one process; \
+            registers and activates every lock; measures the MQTT floor and unlocks at concurrency 1, 16 and 64, \
+            with and without a sign-in load, and the highest rate sustained with zero errors. Prints a table and \
+            writes result.json and latency.svg. Build with `swift build -c release`; scripts/bench does.
+            """)
+
+    @Option(help: "How many simulated locks.") var locks = 1000
+    @Option(help: "Seconds of each closed-loop unlock run.") var runSeconds = 15.0
+    @Option(help: "Seconds of the sustained-rate run.") var sustainSeconds = 60.0
+    @Option(help: "Open-loop rates to try (unlocks/s), lowest first.") var rates = "1000,1500,2000,2500,3000,3500"
+    @Option(help: "Seconds of each rate trial before the sustained run.") var trialSeconds = 8.0
+    @Option(help: "Sign-ins per second for the interference run.") var signInsPerSecond = 20.0
+    @Option(help: "Where to write result.json and latency.svg.") var output = ".state/bench"
+    @Flag(help: "A quick check that everything works: few locks, seconds-long runs, no rate search.") var smoke = false
+    @Flag(help: "Set the site up, print how to reach it, and wait (for profiling) instead of measuring.") var hold = false
+
+    func run() async throws {
+        let locks = smoke ? 20 : self.locks
+        let runDuration = Duration.milliseconds(Int64((smoke ? 1 : runSeconds) * 1000))
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        let work = try TemporaryDirectory("unlockit-bench")
+        defer { work.remove() }
+
+        let site = try await BenchSite.start(
+            locks: locks, employees: smoke ? 2 : 16, signInUsers: smoke ? 1 : 8, directory: work.path, openTime: 0.2)
+        do {
+            if hold {
+                let probe = try await StoreProbe().run(directory: work.path, iterations: 2000)
+                FileHandle.standardError.write(Data("store \(probe)\n".utf8))
+                let lockSamples = try await LockProbe(host: "127.0.0.1", port: site.broker.port, username: "bench", password: "bench floor password")
+                    .run(locks: site.locks, count: 2000)
+                let floor = MQTTFloor(host: "127.0.0.1", port: site.broker.port, username: "bench", password: "bench floor password")
+                let (floorResult, _) = try await floor.run(roundTrips: 2000, throughputFor: .seconds(1), concurrency: 8)
+                FileHandle.standardError.write(
+                    Data("lock p50 \(lockSamples.p50.milliseconds) ms; floor p50 \(floorResult.roundTripP50Ms) ms\n".utf8))
+                print("server http://127.0.0.1:\(site.server.port)  pid \(site.server.process.pid)  fleet pid \(site.fleet.pid)")
+                print("employee token \(site.employees[0])")
+                print("locks \(site.locks.prefix(3).joined(separator: " ")) …")
+                while true { try await Task.sleep(for: .seconds(3600)) }
+            }
+            let report = try await measure(site, locks: locks, runDuration: runDuration)
+            await site.stop()
+            try write(report)
+            // Errors where there must be none fail the run (and the smoke run in scripts/test). A rate
+            // trial may fail: that is how the search finds the highest sustained rate.
+            let closedLoopErrors = (report.unlocks + [report.signInLoad].compactMap { $0 }).reduce(0) { $0 + $1.errors }
+            let doubleOpenings = (report.rateSearch + [report.sustained].compactMap { $0 }).reduce(0) { $0 + $1.doubleOpenings }
+            let smokeErrors = smoke ? report.sustained?.errors ?? 1 : 0
+            if closedLoopErrors > 0 || doubleOpenings > 0 || smokeErrors > 0 {
+                FileHandle.standardError.write(
+                    Data("FAILED: \(closedLoopErrors) closed-loop errors, \(doubleOpenings) double openings, \(smokeErrors) smoke errors\n".utf8))
+                throw ExitCode.failure
+            }
+        } catch {
+            await site.stop()
+            throw error
+        }
+    }
+
+    func measure(_ site: BenchSite, locks: Int, runDuration: Duration) async throws -> Report {
+        let residentMiB = ProcessStats.residentMiB(pid: site.server.process.pid) ?? 0
+
+        say("measuring the MQTT floor")
+        let floor = MQTTFloor(host: "127.0.0.1", port: site.broker.port, username: "bench", password: "bench floor password")
+        let (floorResult, floorSamples) = try await floor.run(
+            roundTrips: smoke ? 200 : 3000, throughputFor: smoke ? .seconds(1) : .seconds(5), concurrency: 64)
+        say("measuring a lock's own answer time (challenge → nonce) and the store's")
+        let lockSamples = try await LockProbe(host: "127.0.0.1", port: site.broker.port, username: "bench", password: "bench floor password")
+            .run(locks: site.locks, count: smoke ? 100 : 2000)
+        let storeResult = try await StoreProbe().run(directory: site.directory, iterations: smoke ? 200 : 2000)
+
+        let load = UnlockLoad(site: site)
+        say("warming up")
+        _ = load.closedLoop(concurrency: 8, duration: smoke ? .milliseconds(300) : .seconds(3))
+
+        var unlocks: [Report.Latency] = []
+        var plotted: [(String, Samples)] = []
+        for concurrency in [1, 16, 64] {
+            say("unlocking at concurrency \(concurrency)")
+            let before = try await site.openings()
+            let run = load.closedLoop(concurrency: concurrency, duration: runDuration)
+            try await checkOpenings(site, before: before, granted: run.granted)
+            unlocks.append(Report.Latency(concurrency: concurrency, run))
+            plotted.append(("unlock, concurrency \(concurrency)", run.samples))
+        }
+
+        say("unlocking at concurrency 16 while \(Int(signInsPerSecond)) sign-ins per second run")
+        let deadline = ContinuousClock.now + runDuration
+        let interference = Mutex((UnlockLoad.Run(), UnlockLoad.SignIns()))
+        onThreads(2) { role in
+            if role == 0 {
+                let signIns = load.signInLoad(perSecond: signInsPerSecond, until: deadline)
+                interference.withLock { $0.1 = signIns }
+            } else {
+                let run = load.closedLoop(concurrency: 16, duration: runDuration)
+                interference.withLock { $0.0 = run }
+            }
+        }
+        let (interfered, signIns) = interference.withLock { $0 }
+        guard signIns.failed == 0 else { throw HarnessError("\(signIns.failed) sign-ins failed during the sign-in load") }
+        try await Task.sleep(for: .seconds(smoke ? 0.2 : 3))  // let the queued hashes drain
+
+        var trials: [Report.Sustained] = []
+        var sustained: Report.Sustained?
+        var paced: Report.Latency?
+        if !smoke {
+            var best: Double?
+            for rate in rates.split(separator: ",").compactMap({ Double($0) }) {
+                say("trying \(Int(rate)) unlocks/s for \(Int(trialSeconds)) s")
+                let trial = try await sustain(site, load, rate: rate, seconds: trialSeconds)
+                trials.append(trial)
+                guard trial.isSustained else { break }
+                best = rate
+            }
+            if let best {
+                say("sustaining \(Int(best)) unlocks/s for \(Int(sustainSeconds)) s")
+                sustained = try await sustain(site, load, rate: best, seconds: sustainSeconds)
+                say("64 clients at half that rate")
+                let run = load.openLoop(rate: best / 2, duration: runDuration, connections: 64)
+                paced = Report.Latency(concurrency: 64, run)
+            }
+        } else {
+            sustained = try await sustain(site, load, rate: 100, seconds: 1)
+        }
+
+        say("timing the access rule in-process")
+        let decisions = accessDecisionsPerSecond(iterations: smoke ? 200_000 : 5_000_000)
+
+        let ratio = unlocks[0].p50Ms / (2 * floorResult.roundTripP50Ms)
+        let throughputRatio = (sustained?.achievedPerSecond ?? 0) / (floorResult.pairsPerSecond / 2)
+        let c64 = unlocks.first { $0.concurrency == 64 }!
+        let c16 = unlocks.first { $0.concurrency == 16 }!
+        let withSignIns = Report.Latency(concurrency: 16, interfered)
+        let targets = [
+            Report.Target(
+                name: "unlock p50 at concurrency 1 ≤ 3 × (2 × MQTT round-trip p50)", value: String(format: "%.2f ×", ratio), goal: "≤ 3 ×",
+                met: ratio <= 3),
+            Report.Target(
+                name: "unlock p99 at concurrency 64 (back to back) with \(locks) locks", value: String(format: "%.2f ms", c64.p99Ms),
+                goal: "≤ 10 ms", met: c64.p99Ms <= 10),
+            Report.Target(
+                name: "unlocks per second for \(Int(sustained?.seconds.rounded() ?? 0)) s with zero errors and double-openings",
+                value: String(format: "%.0f/s", sustained?.achievedPerSecond ?? 0), goal: "≥ 2,000/s for 60 s",
+                met: (sustained?.achievedPerSecond ?? 0) >= 1960 && (sustained?.seconds ?? 0) >= 59 && sustained?.isSustained == true),
+            Report.Target(
+                name: "server resident memory with \(locks) locks connected", value: String(format: "%.1f MiB", residentMiB),
+                goal: "≤ 250 MB with 10,000", met: residentMiB * 1.048576 <= 250),
+            Report.Target(
+                name: "unlock p99 during \(Int(signInsPerSecond)) sign-ins/s ÷ without",
+                value: String(format: "%.2f ×", withSignIns.p99Ms / c16.p99Ms),
+                goal: "≤ 2 ×", met: withSignIns.p99Ms <= 2 * c16.p99Ms),
+        ]
+        let host = (try? String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+        let report = Report(
+            date: ISO8601DateFormatter().string(from: Date()), host: host, cores: ProcessInfo.processInfo.activeProcessorCount, locks: locks,
+            floor: floorResult, lockRoundTripP50Ms: lockSamples.p50.milliseconds, store: storeResult, unlocks: unlocks, paced: paced,
+            signInLoad: withSignIns, signInsPerSecondOffered: signInsPerSecond, signInsSucceeded: signIns.succeeded,
+            signInsTurnedAway: signIns.turnedAway,
+            sustained: sustained, rateSearch: trials, serverStartupSeconds: site.startupSeconds, serverResidentMiB: residentMiB,
+            registrationSeconds: site.registrationSeconds, activationSeconds: site.activationSeconds, accessDecisionsPerSecond: decisions,
+            latencyRatio: ratio, throughputRatio: throughputRatio, targets: targets)
+        try Report.svg(unlocks: plotted, floor: floorSamples).write(toFile: "\(output)/latency.svg", atomically: true, encoding: .utf8)
+        return report
+    }
+
+    func sustain(_ site: BenchSite, _ load: UnlockLoad, rate: Double, seconds: Double) async throws -> Report.Sustained {
+        let before = try await site.openings()
+        let run = load.openLoop(rate: rate, duration: .milliseconds(Int64(seconds * 1000)))
+        let after = try await settledOpenings(site, expectedAtLeast: before + run.granted)
+        return Report.Sustained(
+            targetPerSecond: rate, achievedPerSecond: run.rate, seconds: run.seconds, granted: run.granted, errors: run.errors,
+            openings: after - before, doubleOpenings: max(0, after - before - run.granted), p99Ms: run.samples.p99.milliseconds)
+    }
+
+    /// Every grant the clients saw opened a relay exactly once.
+    func checkOpenings(_ site: BenchSite, before: Int, granted: Int) async throws {
+        let after = try await settledOpenings(site, expectedAtLeast: before + granted)
+        guard after - before == granted else { throw HarnessError("the locks opened \(after - before) times for \(granted) grants") }
+    }
+
+    /// The fleet's opening count once it has caught up with the grants the clients saw.
+    func settledOpenings(_ site: BenchSite, expectedAtLeast: Int) async throws -> Int {
+        var openings = try await site.openings()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while openings < expectedAtLeast && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            openings = try await site.openings()
+        }
+        return openings
+    }
+
+    /// The pure access rule, called in a loop over varied inputs.
+    func accessDecisionsPerSecond(iterations: Int) -> Double {
+        let company = CompanyID.generate()
+        let now = Date()
+        let users = (0..<64).map {
+            User(
+                id: .generate(), companyID: company, email: "u\($0)@x.test", name: "U", role: .employee, securityLevel: $0 % 6, enabled: $0 % 9 != 0,
+                mustChangePassword: false, createdAt: now, updatedAt: now)
+        }
+        let rooms = (0..<16).map { index in
+            Room(
+                id: .generate(), companyID: company, name: "R\(index)", description: "", type: .office, bookable: false,
+                requiredLevel: index % 4 == 0 ? nil : index % 6, authorizedUsers: Set(users.prefix(index).map(\.id)), createdAt: now, updatedAt: now)
+        }
+        let locks = rooms.map {
+            Lock(id: LockID("lock-\($0.name.lowercased())")!, companyID: company, roomID: $0.id, name: "L", state: .active, createdAt: now)
+        }
+        var allowed = 0
+        let start = ContinuousClock.now
+        for index in 0..<iterations {
+            let room = index % rooms.count
+            if AccessRule.decide(user: users[index % users.count], lock: locks[room], room: rooms[room]).allowed { allowed += 1 }
+        }
+        let seconds = start.duration(to: .now).seconds
+        precondition(allowed > 0 && allowed < iterations)
+        return Double(iterations) / seconds
+    }
+
+    func write(_ report: Report) throws {
+        print(report.table)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(report).write(to: URL(fileURLWithPath: "\(output)/result.json"))
+        print("\nWrote \(output)/result.json and \(output)/latency.svg")
+    }
+}
