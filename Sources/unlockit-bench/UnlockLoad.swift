@@ -98,8 +98,9 @@ struct UnlockLoad {
         let counts = Mutex(SignIns())
         let interval = Duration.nanoseconds(Int64(1e9 / perSecond))
         let start = ContinuousClock.now
-        // Several connections: a sign-in waits for bcrypt, and the load must keep its pace.
-        let connections = 8
+        // More connections than the server's bcrypt slots and queue together: a sign-in waits for
+        // bcrypt, and the load must keep its pace whatever the server does with it.
+        let connections = 32
         onThreads(connections) { worker in
             guard let connection = try? RawHTTPConnection(port: site.server.port) else { return }
             var index = worker
