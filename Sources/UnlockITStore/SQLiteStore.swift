@@ -101,7 +101,8 @@ public final class SQLiteStore: Store {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         try statement.execute(arguments: [
-            event.companyID.rawValue, event.at, event.actorID?.rawValue, event.action.rawValue, event.lockID?.rawValue, event.roomID?.rawValue,
+            event.companyID.rawValue, StorageDate.text(event.at), event.actorID?.rawValue, event.action.rawValue, event.lockID?.rawValue,
+            event.roomID?.rawValue,
             event.subjectID?.rawValue, event.outcome.rawValue, event.reason,
         ])
     }

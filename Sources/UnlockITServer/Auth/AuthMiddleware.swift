@@ -38,11 +38,12 @@ struct RequireAdmin: RouterMiddleware {
 }
 
 extension HTTPFields {
-    /// The token of an `Authorization: Bearer …` header.
+    /// The token of an `Authorization: Bearer …` header (the scheme in any case, as RFC 9110 says).
     var bearerToken: String? {
         guard let value = self[.authorization] else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+        let parts = value.utf8.split(separator: UInt8(ascii: " "), maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].count == 6, String(Substring(parts[0])).lowercased() == "bearer" else { return nil }
+        let token = parts[1].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        return String(Substring(token))
     }
 }
