@@ -48,6 +48,7 @@ struct UnlockITBench: AsyncParsableCommand {
                 print("server http://127.0.0.1:\(site.server.port)  pid \(site.server.process.pid)  fleet pid \(site.fleet.pid)")
                 print("employee token \(site.employees[0])")
                 print("locks \(site.locks.prefix(3).joined(separator: " ")) …")
+                fflush(nil)
                 while true { try await Task.sleep(for: .seconds(3600)) }
             }
             let report = try await measure(site, locks: locks, runDuration: runDuration)
