@@ -15,8 +15,11 @@ struct StoreMaintenance: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
+                guard !Task.isCancelled else { return }
                 do {
                     try await NIOThreadPool.singleton.runIfActive { try store.maintain() }
+                } catch is CancellationError {
+                    return
                 } catch {
                     logger.warning("store upkeep failed", metadata: ["error": "\(error)"])
                 }

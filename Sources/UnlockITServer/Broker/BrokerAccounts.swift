@@ -128,8 +128,13 @@ public final class BrokerAccounts: Sendable {
         try Self.check(responses.filter { $0.error?.contains("not found") != true })
     }
 
-    /// Gives the server's own account the right to send commands to every lock. Idempotent: it looks
-    /// first, because mosquitto 2.0 answers a repeated addClientRole with "Internal error".
+    /// What the server's role allows: publishing commands to every lock.
+    static let serverRoleACLs = [ACL(acltype: "publishClientSend", topic: Topics.allCommands, allow: true)]
+
+    /// Gives the server's own account the right to send commands to every lock. `broker-setup` writes
+    /// the role into a new site's configuration; this repairs a broker set up another way. Idempotent:
+    /// it looks first, because mosquitto 2.0 kicks a client whose roles change and answers that
+    /// addClientRole with "Internal error" (the role is added; the next connect finds it).
     public func ensureServerRole(username: String) async throws {
         var getClient = Command(command: "getClient")
         getClient.username = username
@@ -141,7 +146,7 @@ public final class BrokerAccounts: Sendable {
         var createRole = Command(command: "createRole")
         createRole.rolename = Self.serverRole
         createRole.textname = "UnlockIT server"
-        createRole.acls = [ACL(acltype: "publishClientSend", topic: Topics.allCommands, allow: true)]
+        createRole.acls = Self.serverRoleACLs
         var addRole = Command(command: "addClientRole")
         addRole.username = username
         addRole.rolename = Self.serverRole

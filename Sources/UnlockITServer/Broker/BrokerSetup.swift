@@ -100,7 +100,24 @@ public struct BrokerSetup: Sendable {
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw SetupError.failed("mosquitto_ctrl dynsec init exited with \(process.terminationStatus)") }
+        try addServerRole()
         chmod(dynamicSecurityPath, 0o600)
+    }
+
+    /// Gives the server's account its role (commands to every lock) before the broker first starts,
+    /// so the server need not change its own roles on a live broker, which makes mosquitto kick it.
+    private func addServerRole() throws {
+        let url = URL(fileURLWithPath: dynamicSecurityPath)
+        guard var root = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any],
+            var clients = root["clients"] as? [[String: Any]], var roles = root["roles"] as? [[String: Any]],
+            let index = clients.firstIndex(where: { $0["username"] as? String == serverUsername })
+        else { throw SetupError.failed("mosquitto_ctrl wrote a dynamic-security file this version cannot read") }
+        let acls = try JSONSerialization.jsonObject(with: JSONEncoder().encode(BrokerAccounts.serverRoleACLs))
+        roles.append(["rolename": BrokerAccounts.serverRole, "acls": acls])
+        clients[index]["roles"] = ((clients[index]["roles"] as? [[String: Any]]) ?? []) + [["rolename": BrokerAccounts.serverRole]]
+        root["clients"] = clients
+        root["roles"] = roles
+        try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys]).write(to: url)
     }
 
     static var currentUser: String {

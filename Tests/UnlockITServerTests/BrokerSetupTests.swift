@@ -1,0 +1,38 @@
+import Foundation
+import LockProtocol
+import SiteHarness
+import Testing
+
+@testable import UnlockITServer
+
+@Suite struct BrokerSetupTests {
+    @Test("broker-setup gives the server's account its role before the broker first starts")
+    func serverRoleWritten() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let setup = BrokerSetup(directory: folder.path + "/broker", port: 1883)
+        let password = try setup.write()
+        #expect(password.count == 48)
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: setup.dynamicSecurityPath))
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let clients = try #require(root["clients"] as? [[String: Any]])
+        let server = try #require(clients.first { $0["username"] as? String == "unlockit-server" })
+        let serverRoles = (server["roles"] as? [[String: Any]] ?? []).compactMap { $0["rolename"] as? String }
+        #expect(Set(serverRoles) == ["admin", BrokerAccounts.serverRole])
+
+        let roles = try #require(root["roles"] as? [[String: Any]])
+        let role = try #require(roles.first { $0["rolename"] as? String == BrokerAccounts.serverRole })
+        let acls = try #require(role["acls"] as? [[String: Any]])
+        #expect(acls.count == 1)
+        #expect(acls.first?["acltype"] as? String == "publishClientSend")
+        #expect(acls.first?["topic"] as? String == Topics.allCommands)
+        #expect(acls.first?["allow"] as? Bool == true)
+
+        // Secrets stay private, and a second run keeps the password and the broker's accounts.
+        let attributes = try FileManager.default.attributesOfItem(atPath: setup.dynamicSecurityPath)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try setup.write() == password)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setup.dynamicSecurityPath)) == data)
+    }
+}
