@@ -122,8 +122,8 @@ struct MQTTClientTests {
 
             // A client whose process dies: the broker publishes its will.
             let lock = try await TestLock(id: "lock-will", directory: fixture.directory.path)
-            try await fixture.broker.dynsec(["createClient", "lock-will", "-p", "lock password"])
-            try await fixture.broker.dynsec(["addClientRole", "lock-will", "test-superuser"])
+            _ = try await fixture.broker.dynsec(["createClient", "lock-will", "-p", "lock password"])
+            _ = try await fixture.broker.dynsec(["addClientRole", "lock-will", "test-superuser"])
             let process = try await lock.start(broker: fixture.broker.url, password: "lock password", pairing: false)
             let statusWatcher = try fixture.client("status-watcher", subscriptions: ["unlockit/v1/locks/lock-will/status"])
             statusWatcher.start()
