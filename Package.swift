@@ -123,6 +123,7 @@ let package = Package(
             dependencies: [
                 "UnlockITCore", "UnlockITStore", "LockProtocol", "MQTT", "SiteHarness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

@@ -17,6 +17,13 @@ public enum FileDescriptorLimit {
         }
     }
 
+    /// What one client of this module holds open: its socket, and the socket pair libmosquitto 2.0
+    /// creates at every connect to wake its own loop (unused here, but it cannot be turned off).
+    public static let perClient = 3
+
+    /// How many clients fit under the current limit, keeping `reserve` descriptors for the rest.
+    public static func clientCapacity(reserve: Int = 256) -> Int { max(0, (current - reserve) / perClient) }
+
     /// The current soft limit.
     public static var current: Int {
         var limit = rlimit()

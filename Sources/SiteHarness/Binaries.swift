@@ -48,5 +48,12 @@ public struct TemporaryDirectory: Sendable {
         self.path = path
     }
 
-    public func remove() { try? FileManager.default.removeItem(atPath: path) }
+    /// Removes the folder and everything in it. Tries again while it still exists: a removal that
+    /// races another (an interrupted benchmark cleans up from two places) stops at the first file the
+    /// other removed.
+    public func remove() {
+        for _ in 0..<5 where FileManager.default.fileExists(atPath: path) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
 }

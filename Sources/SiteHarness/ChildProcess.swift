@@ -14,6 +14,8 @@ public final class ChildProcess: Sendable {
     private let collectedErrors = Lines()
     private let inputOpen = Mutex(true)
     private let status = Mutex<Int32?>(nil)
+    /// Every child started and not yet reaped, so that an interrupted program can end them all.
+    private static let running = Mutex<Set<pid_t>>([])
 
     /// With `separateErrors`, stderr is collected apart from stdout (see ``errors``).
     public init(
@@ -66,6 +68,7 @@ public final class ChildProcess: Sendable {
         }
         self.pid = pid
         self.stdinFD = input[1]
+        _ = Self.running.withLock { $0.insert(pid) }
 
         Self.startReader(fd: output[0], into: collected)
         if separateErrors { Self.startReader(fd: errorPipe[0], into: collectedErrors) }
@@ -86,6 +89,7 @@ public final class ChildProcess: Sendable {
                 }
             }
             if !pending.isEmpty { collected.append(String(decoding: pending, as: UTF8.self)) }
+            collected.finish()
             close(readFD)
         }
         thread.start()
@@ -100,6 +104,7 @@ public final class ChildProcess: Sendable {
             guard result == pid else { return result == 0 }
             // Exit code, or 128 + signal number as a shell reports it.
             status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            _ = Self.running.withLock { $0.remove(pid) }
             return false
         }
     }
@@ -118,11 +123,17 @@ public final class ChildProcess: Sendable {
     public var exitCode: Int32? { isRunning ? nil : status.withLock { $0 } }
 
     /// Waits until a line of output after the first `skip` lines contains `text`; returns that line.
+    /// Fails at once if the process ends (and its output is read to the end) without saying it.
     @discardableResult
     public func waitForLine(containing text: String, after skip: Int = 0, timeout: Duration = .seconds(10)) async throws -> String {
         var found: String?
         try await Network.waitUntil("\"\(text)\" from \(name)", timeout: timeout) {
+            let ended = collected.isFinished && !isRunning
             found = output.dropFirst(skip).first { $0.contains(text) }
+            if found == nil && ended {
+                throw HarnessError(
+                    "\(name) ended with status \(exitCode ?? -1) before saying \"\(text)\"; it said: \(output.suffix(10).joined(separator: " | "))")
+            }
             return found != nil
         }
         return found!
@@ -156,6 +167,24 @@ public final class ChildProcess: Sendable {
         while isRunning { usleep(1000) }
     }
 
+    /// Ends every child this process started that is still running: SIGTERM, and SIGKILL after
+    /// `grace`. For a program that is interrupted before it could stop its children in order.
+    public static func terminateAll(grace: Duration = .seconds(2)) {
+        let pids = running.withLock { $0 }
+        for pid in pids { kill(pid, SIGTERM) }
+        let deadline = ContinuousClock.now + grace
+        var left = pids
+        while !left.isEmpty && ContinuousClock.now < deadline {
+            left = left.filter { waitpid($0, nil, WNOHANG) == 0 }
+            if !left.isEmpty { usleep(10_000) }
+        }
+        for pid in left {
+            kill(pid, SIGKILL)
+            waitpid(pid, nil, 0)
+        }
+        running.withLock { $0.subtract(pids) }
+    }
+
     /// Waits for the process to end by itself; returns its exit status.
     public func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
         try await Network.waitUntil("\(name) to exit", timeout: timeout) { !isRunning }
@@ -170,7 +199,10 @@ public final class ChildProcess: Sendable {
 
 /// Output lines collected by a reader thread.
 private final class Lines: Sendable {
-    private let storage = Mutex<[String]>([])
-    func append(_ line: String) { storage.withLock { $0.append(line) } }
-    var all: [String] { storage.withLock { $0 } }
+    private let storage = Mutex<(lines: [String], finished: Bool)>(([], false))
+    func append(_ line: String) { storage.withLock { $0.lines.append(line) } }
+    /// The writer closed its end: no more lines will come.
+    func finish() { storage.withLock { $0.finished = true } }
+    var all: [String] { storage.withLock { $0.lines } }
+    var isFinished: Bool { storage.withLock { $0.finished } }
 }

@@ -4,12 +4,14 @@ import SiteHarness
 import Synchronization
 
 /// Everything the benchmark runs against, on one host: mosquitto, the server on a fresh SQLite
-/// file, and a fleet of simulated locks in one process, with a company, users, rooms and locks.
+/// file, and a fleet of simulated locks in one process (or as few as the file-descriptor limit
+/// allows), with a company, users, rooms and locks.
 final class BenchSite: Sendable {
     let directory: String
     let broker: TestBroker
     let server: TestServer
-    let fleet: ChildProcess
+    /// The fleet processes: one, unless the descriptor limit makes it several.
+    let fleets: [ChildProcess]
     let admin: String
     /// Employees with enough level for every room.
     let employees: [String]
@@ -24,6 +26,10 @@ final class BenchSite: Sendable {
         async throws -> BenchSite
     {
         FileDescriptorLimit.raise()
+        // mosquitto inherits this limit and holds one descriptor per lock.
+        guard count + 512 <= FileDescriptorLimit.current else {
+            throw HarnessError("\(count) locks need the broker to hold \(count) connections, but ulimit -n is \(FileDescriptorLimit.current)")
+        }
         let broker = try await TestBroker.start(in: directory)
         try await broker.addSuperuser(username: "bench", password: "bench floor password")
 
@@ -79,17 +85,27 @@ final class BenchSite: Sendable {
             credentials.withLock { $0[label.id] = password }
         }
         let registrationSeconds = registeredAt.duration(to: .now).seconds
-        let lines = credentials.withLock { $0 }.map { "\($0.key)\t\($0.value)" }.joined(separator: "\n") + "\n"
-        try lines.write(toFile: "\(fleetDirectory)/credentials.tsv", atomically: true, encoding: .utf8)
-
-        say("connecting the fleet")
-        let fleet = try ChildProcess(
-            try Binaries.path("unlockit-lock"),
-            [
-                "fleet", "run", "--dir", fleetDirectory, "--broker", broker.url, "--credentials", "\(fleetDirectory)/credentials.tsv", "--pairing",
-                "--open-time", "\(openTime)",
-            ], name: "fleet")
-        try await fleet.waitForLine(containing: "\"connected\"", timeout: .seconds(900))
+        // Each libmosquitto client holds three descriptors; where the limit is lower than a whole
+        // fleet needs (20,000 here: about 6,500 locks), the fleet is split over several processes.
+        let perFleet = max(1, FileDescriptorLimit.clientCapacity())
+        let lines = credentials.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)\t\($0.value)\n" }
+        let shards = stride(from: 0, to: lines.count, by: perFleet).map { lines[$0..<min($0 + perFleet, lines.count)] }
+        say(
+            shards.count == 1
+                ? "connecting the fleet" : "connecting the fleet in \(shards.count) processes (ulimit -n \(FileDescriptorLimit.current))")
+        var fleets: [ChildProcess] = []
+        for (index, shard) in shards.enumerated() {
+            let path = "\(fleetDirectory)/credentials-\(index + 1).tsv"
+            try shard.joined().write(toFile: path, atomically: true, encoding: .utf8)
+            fleets.append(
+                try ChildProcess(
+                    try Binaries.path("unlockit-lock"),
+                    [
+                        "fleet", "run", "--dir", fleetDirectory, "--broker", broker.url, "--credentials", path, "--pairing", "--open-time",
+                        "\(openTime)",
+                    ], name: "fleet-\(index + 1)"))
+        }
+        for fleet in fleets { try await fleet.waitForLine(containing: "\"connected\"", timeout: .seconds(900)) }
         try await Network.waitUntil("every lock online", timeout: .seconds(120)) {
             let health = try await client.get("/healthz")
             return (health.json["locksOnline"] as? Int ?? 0) >= count
@@ -104,20 +120,20 @@ final class BenchSite: Sendable {
         let activationSeconds = activatedAt.duration(to: .now).seconds
 
         return BenchSite(
-            directory: directory, broker: broker, server: server, fleet: fleet, admin: admin, employees: employees,
+            directory: directory, broker: broker, server: server, fleets: fleets, admin: admin, employees: employees,
             signInUsers: signInUsers, locks: labels.map(\.id), startupSeconds: startupSeconds, registrationSeconds: registrationSeconds,
             activationSeconds: activationSeconds)
     }
 
     private init(
-        directory: String, broker: TestBroker, server: TestServer, fleet: ChildProcess, admin: String, employees: [String],
+        directory: String, broker: TestBroker, server: TestServer, fleets: [ChildProcess], admin: String, employees: [String],
         signInUsers: [(email: String, password: String)], locks: [String], startupSeconds: Double, registrationSeconds: Double,
         activationSeconds: Double
     ) {
         self.directory = directory
         self.broker = broker
         self.server = server
-        self.fleet = fleet
+        self.fleets = fleets
         self.admin = admin
         self.employees = employees
         self.signInUsers = signInUsers
@@ -127,18 +143,28 @@ final class BenchSite: Sendable {
         self.activationSeconds = activationSeconds
     }
 
-    /// The fleet's counters (openings, denials, …) from its `stats` command.
-    func fleetStats() async throws -> [String: Any] {
+    /// A fleet process's counters (openings, denials, …) from its `stats` command.
+    private static func stats(_ fleet: ChildProcess) async throws -> [String: Any] {
         let before = fleet.output.count
         fleet.send("stats")
         let line = try await fleet.waitForLine(containing: "\"counters\"", after: before, timeout: .seconds(30))
         return (try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
     }
 
-    func openings() async throws -> Int { (try await fleetStats()["counters"] as? [String: Any])?["openings"] as? Int ?? -1 }
+    /// Relay openings counted by every lock of every fleet process.
+    func openings() async throws -> Int {
+        var total = 0
+        for fleet in fleets {
+            guard let openings = (try await Self.stats(fleet)["counters"] as? [String: Any])?["openings"] as? Int else {
+                throw HarnessError("\(fleet.name) did not report its openings")
+            }
+            total += openings
+        }
+        return total
+    }
 
     func stop() async {
-        await fleet.stop(grace: .seconds(30))
+        for fleet in fleets { await fleet.stop(grace: .seconds(30)) }
         await server.stop()
         await broker.stop()
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SiteHarness
 import Synchronization
+import UnixSignals
 import UnlockITCore
 
 @main
@@ -32,6 +33,16 @@ struct UnlockITBench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let work = try TemporaryDirectory("unlockit-bench")
         defer { work.remove() }
+        // Interrupted (Ctrl-C, SIGTERM): end mosquitto, the server and the fleet, and leave no files.
+        let interruption = Task.detached {
+            for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
+                FileHandle.standardError.write(Data("\ninterrupted: stopping everything the benchmark started\n".utf8))
+                ChildProcess.terminateAll()
+                work.remove()
+                Foundation.exit(signal == .sigint ? 128 + SIGINT : 128 + SIGTERM)
+            }
+        }
+        defer { interruption.cancel() }
 
         let site = try await BenchSite.start(
             locks: locks, employees: smoke ? 2 : 16, signInUsers: smoke ? 1 : 8, directory: work.path, openTime: 0.2)
@@ -45,7 +56,7 @@ struct UnlockITBench: AsyncParsableCommand {
                 let (floorResult, _) = try await floor.run(roundTrips: 2000, throughputFor: .seconds(1), concurrency: 8)
                 FileHandle.standardError.write(
                     Data("lock p50 \(lockSamples.p50.milliseconds) ms; floor p50 \(floorResult.roundTripP50Ms) ms\n".utf8))
-                print("server http://127.0.0.1:\(site.server.port)  pid \(site.server.process.pid)  fleet pid \(site.fleet.pid)")
+                print("server http://127.0.0.1:\(site.server.port)  pid \(site.server.process.pid)  fleet pids \(site.fleets.map(\.pid))")
                 print("employee token \(site.employees[0])")
                 print("locks \(site.locks.prefix(3).joined(separator: " ")) …")
                 fflush(nil)

@@ -44,9 +44,17 @@ struct Fleet: AsyncParsableCommand {
         func run() async throws {
             FileDescriptorLimit.raise()
             let address = try parseBroker(broker)
+            let pairs = try LockFleet.readPairs(credentials)
+            // Running out of descriptors half-way would look like a broken broker; say so before starting.
+            guard pairs.count <= FileDescriptorLimit.clientCapacity() else {
+                throw FleetError(
+                    "\(pairs.count) locks need about \(pairs.count * FileDescriptorLimit.perClient) file descriptors, but this "
+                        + "process may open \(FileDescriptorLimit.current) (ulimit -n); run at most "
+                        + "\(FileDescriptorLimit.clientCapacity()) locks per fleet process.")
+            }
             let fleet = try LockFleet(
-                directory: dir, credentials: try LockFleet.readPairs(credentials), host: address.host, port: address.port,
-                settings: behaviour.settings, loopCount: loops)
+                directory: dir, credentials: pairs, host: address.host, port: address.port, settings: behaviour.settings,
+                loopCount: loops)
             if pairing { fleet.enterPairingMode() }
             await fleet.start()
             say(statsLine(fleet))
@@ -68,4 +76,9 @@ struct Fleet: AsyncParsableCommand {
             return String(decoding: (try? encoder.encode(fleet.stats)) ?? Data(), as: UTF8.self)
         }
     }
+}
+
+struct FleetError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
