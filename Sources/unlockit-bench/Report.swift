@@ -33,6 +33,10 @@ struct Report: Codable {
         var openings: Int
         var doubleOpenings: Int
         var p99Ms: Double
+        /// Seconds of the schedule in which some request took over 100 ms, and the slowest of them.
+        var secondsOver100Ms: Int
+        var slowestSecond: Int
+        var slowestSecondMs: Double
 
         /// Zero errors and double-openings, the rate held (98 %), and no backlog building up.
         var isSustained: Bool { errors == 0 && doubleOpenings == 0 && achievedPerSecond >= targetPerSecond * 0.98 && p99Ms <= 100 }
@@ -118,6 +122,9 @@ struct Report: Codable {
                 "Sustained: \(f(sustained.achievedPerSecond, 0)) unlocks/s for \(f(sustained.seconds, 0)) s, \(sustained.errors) errors, "
                     + "\(sustained.openings) openings for \(sustained.granted) grants (\(sustained.doubleOpenings) double), p99 \(f(sustained.p99Ms, 2)) ms"
             )
+            lines.append(
+                "  \(sustained.secondsOver100Ms) of its seconds had a request over 100 ms; the slowest, "
+                    + "\(f(sustained.slowestSecondMs, 0)) ms, was due in second \(sustained.slowestSecond)")
         }
         lines.append("")
         lines.append("Server start-up \(f(serverStartupSeconds, 2)) s   resident memory \(f(serverResidentMiB, 1)) MiB with \(locks) locks connected")

@@ -191,9 +191,12 @@ struct UnlockITBench: AsyncParsableCommand {
         let before = try await site.openings()
         let run = load.openLoop(rate: rate, duration: .milliseconds(Int64(seconds * 1000)))
         let after = try await settledOpenings(site, expectedAtLeast: before + run.granted)
+        let slowest = run.slowestBySecond.max { $0.value < $1.value }
         return Report.Sustained(
             targetPerSecond: rate, achievedPerSecond: run.rate, seconds: run.seconds, granted: run.granted, errors: run.errors,
-            openings: after - before, doubleOpenings: max(0, after - before - run.granted), p99Ms: run.samples.p99.milliseconds)
+            openings: after - before, doubleOpenings: max(0, after - before - run.granted), p99Ms: run.samples.p99.milliseconds,
+            secondsOver100Ms: run.slowestBySecond.values.filter { $0 > .milliseconds(100) }.count,
+            slowestSecond: slowest?.key ?? 0, slowestSecondMs: slowest?.value.milliseconds ?? 0)
     }
 
     /// Every grant the clients saw opened a relay exactly once.

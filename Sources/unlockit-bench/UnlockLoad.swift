@@ -13,12 +13,16 @@ struct UnlockLoad {
         var granted = 0
         var errors = 0
         var seconds = 0.0
+        /// Open loop: the slowest request of each second of the schedule (by when it was due), so that
+        /// one stall can be told from a backlog that builds up.
+        var slowestBySecond: [Int: Duration] = [:]
         var rate: Double { Double(granted) / max(seconds, 0.000_001) }
 
         mutating func merge(_ other: Run) {
             samples.add(other.samples)
             granted += other.granted
             errors += other.errors
+            slowestBySecond.merge(other.slowestBySecond, uniquingKeysWith: max)
         }
     }
 
@@ -74,7 +78,10 @@ struct UnlockLoad {
                 let request = request(worker: worker, random: &random)
                 sleep(until: due)
                 let status = (try? connection.send(request)) ?? 0
-                run.samples.add(due.duration(to: .now))
+                let latency = due.duration(to: .now)
+                run.samples.add(latency)
+                let second = Int(start.duration(to: due).seconds)
+                run.slowestBySecond[second] = max(run.slowestBySecond[second] ?? .zero, latency)
                 if status == 200 { run.granted += 1 } else { run.errors += 1 }
             }
             total.withLock { $0.merge(run) }
