@@ -1,14 +1,16 @@
 import Crypto
 import Foundation
+import Glibc
 import HummingbirdBcrypt
 import NIOPosix
 import Synchronization
 
-/// bcrypt off the event loops, on NIO's thread pool, with a bound on how many run at once and on
-/// how many may wait.
+/// bcrypt off the event loops, on threads of its own at a lower scheduling priority, with a bound
+/// on how many run at once and on how many may wait.
 ///
 /// At cost 12 one hash takes about a third of a second of CPU; unbounded, a storm of sign-ins would
-/// take every core from the unlocks. Past the queue bound a hash fails at once with
+/// take every core from the unlocks. Its threads run at nice 10, so when the CPU is contended a door
+/// opening goes first and a sign-in waits; an idle CPU still hashes at full speed. Past the queue bound a hash fails at once with
 /// ``AsyncLimiter/Saturated`` (answered as 503 `server_busy` with `Retry-After`) instead of queueing
 /// for ever longer. The password is first reduced with SHA-256 (base64, 44 bytes)
 /// because bcrypt silently ignores everything after its 72nd byte, and passwords here may be 128
@@ -21,25 +23,41 @@ public final class PasswordHasher: Sendable {
 
     /// - Parameter maxWaiting: how many hashes may wait for a slot; eight is about two to three
     ///   seconds of queue at cost 12 with one slot.
-    public init(cost: Int, concurrency: Int, maxWaiting: Int = 8, pool: NIOThreadPool = .singleton) {
+    public init(cost: Int, concurrency: Int, maxWaiting: Int = 8) {
         self.cost = cost
         self.limiter = AsyncLimiter(limit: concurrency, maxWaiting: maxWaiting)
-        self.pool = pool
+        self.pool = NIOThreadPool(numberOfThreads: concurrency)
+        pool.start()
     }
+
+    deinit { pool.shutdownGracefully { _ in } }
 
     public func hash(_ password: String) async throws -> String {
         let input = Self.prehash(password)
         let cost = UInt8(self.cost)
         return try await limiter.run {
-            try await pool.runIfActive { Bcrypt.hash(input, cost: cost) }
+            try await pool.runIfActive {
+                Self.yieldToOtherWork()
+                return Bcrypt.hash(input, cost: cost)
+            }
         }
     }
 
     public func verify(_ password: String, hash: String) async throws -> Bool {
         let input = Self.prehash(password)
         return try await limiter.run {
-            try await pool.runIfActive { Bcrypt.verify(input, hash: hash) }
+            try await pool.runIfActive {
+                Self.yieldToOtherWork()
+                return Bcrypt.verify(input, hash: hash)
+            }
         }
+    }
+
+    /// Lowers the calling thread (one of this hasher's own) to nice 10. On Linux the nice value is
+    /// per thread and `who == 0` is the calling thread; raising niceness needs no privilege, and it
+    /// is never lowered back, so repeating it is harmless.
+    private static func yieldToOtherWork() {
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
     }
 
     /// Verifies against a throwaway hash of the same cost: a sign-in for an account that does not
