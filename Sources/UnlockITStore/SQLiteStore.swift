@@ -85,11 +85,6 @@ public final class SQLiteStore: Store {
         try pool.write(body)
     }
 
-    /// Statements that are each their own transaction (one INSERT), on the calling thread.
-    func writeStatements<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.writeWithoutTransaction(body)
-    }
-
     func insertAudit(_ event: AuditEvent, _ db: Database) throws {
         try Self.insertAudit(event, db)
     }

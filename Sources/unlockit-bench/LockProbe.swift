@@ -1,7 +1,6 @@
 import Foundation
 import LockProtocol
 import MQTT
-import Synchronization
 import UnlockITCore
 
 /// How long a simulated lock takes to answer a `challenge` with its nonce, measured by a plain
@@ -13,12 +12,12 @@ struct LockProbe {
     let password: String
 
     func run(locks: [String], count: Int) async throws -> Samples {
-        let pending = Mutex<[String: CheckedContinuation<Void, Never>]>([:])
+        let pending = PendingReplies<RequestID>()
         let client = try MQTTClient(
             configuration: MQTTClientConfiguration(host: host, port: port, clientID: "lock-probe", username: username, password: password),
             delivery: .handler { message in
                 guard let event = try? Event.decode(message.payload), case .nonce(let req, _) = event else { return }
-                pending.withLock { $0.removeValue(forKey: req.rawValue) }?.resume()
+                pending.answer(req)
             })
         client.start()
         try await client.waitUntilConnected(timeout: .seconds(10))
@@ -29,10 +28,7 @@ struct LockProbe {
             let lock = LockID(probed[index % probed.count])!
             let req = RequestID.random()
             let start = ContinuousClock.now
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                pending.withLock { $0[req.rawValue] = continuation }
-                try? client.publish(topic: Topics.command(lock), payload: Command.challenge(req: req).encoded())
-            }
+            try await pending.wait(req) { try client.publish(topic: Topics.command(lock), payload: Command.challenge(req: req).encoded()) }
             if index >= 20 { samples.add(start.duration(to: .now)) }
         }
         await client.shutdown()

@@ -16,22 +16,9 @@ struct MQTTFloor {
         var pairsPerSecond: Double
     }
 
-    /// Requests and answers, matched by a sequence number in the payload.
-    final class Pending: Sendable {
-        private let waiters = Mutex<[UInt64: CheckedContinuation<Void, any Error>]>([:])
-        /// Registers the waiter before sending, so an answer cannot overtake it; a failed send
-        /// fails the round trip rather than counting it.
-        func wait(_ id: UInt64, _ send: () throws -> Void) async throws {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                waiters.withLock { $0[id] = continuation }
-                do { try send() } catch { waiters.withLock { $0.removeValue(forKey: id) }?.resume(throwing: error) }
-            }
-        }
-        func answer(_ id: UInt64) { waiters.withLock { $0.removeValue(forKey: id) }?.resume() }
-    }
-
     func run(roundTrips: Int, throughputFor duration: Duration, concurrency: Int) async throws -> (Result, Samples) {
-        let pending = Pending()
+        // Requests and answers, matched by a sequence number in the payload.
+        let pending = PendingReplies<UInt64>()
         func client(_ id: String, _ subscriptions: [String], _ handler: @escaping @Sendable (MQTTMessage) -> Void) throws -> MQTTClient {
             try MQTTClient(
                 configuration: MQTTClientConfiguration(

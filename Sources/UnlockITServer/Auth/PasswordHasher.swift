@@ -10,11 +10,12 @@ import Synchronization
 ///
 /// At cost 12 one hash takes about a third of a second of CPU; unbounded, a storm of sign-ins would
 /// take every core from the unlocks. Its threads run at nice 10, so when the CPU is contended a door
-/// opening goes first and a sign-in waits; an idle CPU still hashes at full speed. Past the queue bound a hash fails at once with
-/// ``AsyncLimiter/Saturated`` (answered as 503 `server_busy` with `Retry-After`) instead of queueing
-/// for ever longer. The password is first reduced with SHA-256 (base64, 44 bytes)
-/// because bcrypt silently ignores everything after its 72nd byte, and passwords here may be 128
-/// characters of any script.
+/// opening goes first and a sign-in waits; an idle CPU still hashes at full speed. Past the queue
+/// bound a hash fails at once with ``AsyncLimiter/Saturated`` (answered as 503 `server_busy` with
+/// `Retry-After`) instead of queueing for ever longer.
+///
+/// The password is first reduced with SHA-256 (base64, 44 bytes) because bcrypt silently ignores
+/// everything after its 72nd byte, and passwords here may be 128 characters of any script.
 public final class PasswordHasher: Sendable {
     let cost: Int
     private let limiter: AsyncLimiter

@@ -2,7 +2,9 @@ import Foundation
 import GRDB
 import UnlockITCore
 
-struct AuditRecord: Codable, FetchableRecord, MutablePersistableRecord {
+/// An audit event as read back (``SQLiteStore/insertAudit(_:_:)`` writes them with a prepared
+/// statement, on the unlock path).
+struct AuditRecord: Codable, FetchableRecord, TableRecord {
     static let databaseTableName = "auditEvent"
     var id: Int64?
     var companyId: String
@@ -14,21 +16,6 @@ struct AuditRecord: Codable, FetchableRecord, MutablePersistableRecord {
     var subjectId: String?
     var outcome: String
     var reason: String?
-
-    init(_ event: AuditEvent) {
-        id = nil
-        companyId = event.companyID.rawValue
-        at = event.at
-        actorId = event.actorID?.rawValue
-        action = event.action.rawValue
-        lockId = event.lockID?.rawValue
-        roomId = event.roomID?.rawValue
-        subjectId = event.subjectID?.rawValue
-        outcome = event.outcome.rawValue
-        reason = event.reason
-    }
-
-    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
     var event: AuditEvent {
         AuditEvent(
