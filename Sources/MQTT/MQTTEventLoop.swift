@@ -34,10 +34,10 @@ public final class MQTTEventLoop: Sendable {
     /// How often keep-alives and connection timeouts are checked.
     static let housekeepingInterval = Duration.milliseconds(250)
     /// How often a client's keep-alive bookkeeping runs: a quarter of its keep-alive, at most once a
-    /// second, with jitter so that clients started together spread out.
-    static func miscInterval(for core: ClientCore) -> Duration {
+    /// second, with jitter so that clients started together spread out. `unit` is a number in `0..<1`.
+    static func miscInterval(for core: ClientCore, unit: Double) -> Duration {
         let base = min(Duration.seconds(1), .seconds(Int64(max(core.configuration.keepAlive, 1))) / 4)
-        return base * Double.random(in: 0.75...1.25)
+        return base * (0.75 + 0.5 * unit)
     }
 
     /// How long a clean shutdown may take before the socket is simply closed.
@@ -52,9 +52,11 @@ public final class MQTTEventLoop: Sendable {
 
     var isLoopThread: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }
 
+    /// Hands `command` to the loop. From the loop thread itself no wake-up is needed: the loop
+    /// empties its inbox before it waits again.
     func submit(_ command: Command) {
         inbox.withLock { $0.commands.append(command) }
-        epoll.wake()
+        if !isLoopThread { epoll.wake() }
     }
 
     /// Asks the loop to write what `core` has queued. Cheap when called repeatedly.
@@ -66,8 +68,13 @@ public final class MQTTEventLoop: Sendable {
 
     /// Runs `action` on the loop thread after `delay`: a timer for code that lives on the loop (a
     /// simulated lock re-locking its relay) without a task or a thread of its own.
+    ///
+    /// A timer due later than the housekeeping interval wakes nobody: the loop looks at its inbox at
+    /// least that often, so it files the timer before it is due. (Every unlock sets a timeout this
+    /// way, right before the publish that wakes the loop anyway.)
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        submit(.timer(.now + delay, action))
+        inbox.withLock { $0.commands.append(.timer(.now + delay, action)) }
+        if delay < Self.housekeepingInterval * 2 && !isLoopThread { epoll.wake() }
     }
 
     /// Stops the thread. Clients still attached are disconnected without ceremony.
@@ -91,6 +98,16 @@ public final class MQTTEventLoop: Sendable {
         var clients: [ObjectIdentifier: ClientCore] = [:]
         var nextHousekeeping = ContinuousClock.now
         var timers = TimerHeap()
+        /// Jitter for keep-alive bookkeeping: xorshift64, seeded once. It has no security role, and
+        /// the system generator costs a system call per number (thousands a second in a fleet).
+        var jitter = UInt64.random(in: 1...UInt64.max)
+
+        func nextUnit() -> Double {
+            jitter ^= jitter << 13
+            jitter ^= jitter >> 7
+            jitter ^= jitter << 17
+            return Double(jitter >> 11) / Double(1 << 53)
+        }
     }
 
     private func run() {
@@ -103,7 +120,9 @@ public final class MQTTEventLoop: Sendable {
 
         while running.load(ordering: .relaxed) {
             let wake = min(state.nextHousekeeping, state.timers.earliest ?? state.nextHousekeeping)
-            let timeout = max(0, min(250, milliseconds(until: wake, now: clock.now)))
+            // Work handed in from this thread (a handler's publish, a timer's) means no sleeping.
+            let pending = inbox.withLock { !$0.commands.isEmpty || !$0.dirty.isEmpty }
+            let timeout = pending ? 0 : max(0, min(250, milliseconds(until: wake, now: clock.now)))
             let count = epoll.wait(into: events, timeoutMilliseconds: Int32(timeout))
             for index in 0..<count {
                 let event = events[index]
@@ -193,7 +212,7 @@ public final class MQTTEventLoop: Sendable {
                 // at most once a second, at its own moment: ten thousand calls at once would stall
                 // the loop for milliseconds.
                 guard now >= core.loopNextMisc else { continue }
-                core.loopNextMisc = now + Self.miscInterval(for: core)
+                core.loopNextMisc = now + Self.miscInterval(for: core, unit: state.nextUnit())
                 mosquitto_loop_misc(core.mosq)
                 afterIO(core, state)
             case .waitingToRetry:
