@@ -36,6 +36,20 @@ import Testing
         #expect(parse(text) == nil, "\(text.prefix(40))")
     }
 
+    @Test func theWriterEscapesWhatJSONRequires() throws {
+        let text = "a\"b\\c\u{01}\næ🔑"
+        var writer = WireFormat.Writer(op: "state")
+        writer.add("state", text)
+        writer.add("granted", true)
+        let bytes = writer.finish()
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"v":1,"op":"state","state":"a\"b\\c\u0001\u000aæ🔑","granted":true}"#)
+        let members = try FlatJSON.parse(bytes)
+        #expect(members.map(\.key) == ["v", "op", "state", "granted"])
+        #expect(members[2].value == .string(text))
+        let theirs = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+        #expect(theirs?["state"] as? String == text)
+    }
+
     @Test func rejectsInvalidUTF8() {
         #expect(
             (try? FlatJSON.parse([UInt8(ascii: "{"), UInt8(ascii: "\""), 0xff, UInt8(ascii: "\""), UInt8(ascii: ":"), 0x31, UInt8(ascii: "}")]))

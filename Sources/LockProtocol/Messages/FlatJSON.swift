@@ -140,6 +140,7 @@ enum FlatJSON {
 
         mutating func string() throws(SyntaxError) -> String {
             try expect(UInt8(ascii: "\""))
+            let start = position
             var scalars = String.UnicodeScalarView()
             var runStart = position
             func flushRun(_ end: Int, into scalars: inout String.UnicodeScalarView) throws(SyntaxError) {
@@ -154,6 +155,14 @@ enum FlatJSON {
                 let byte = bytes[position]
                 switch byte {
                 case UInt8(ascii: "\""):
+                    if runStart == start {
+                        // No escapes (every string the protocol sends): the bytes are the string.
+                        guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self) else {
+                            throw SyntaxError()
+                        }
+                        position += 1
+                        return text
+                    }
                     try flushRun(position, into: &scalars)
                     position += 1
                     return String(scalars)

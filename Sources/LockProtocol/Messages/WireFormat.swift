@@ -87,38 +87,60 @@ public enum WireFormat {
         }
     }
 
-    /// Builds `{"v":1,"op":…,…}`. Values are escaped, although every value the protocol sends
-    /// comes from a restricted alphabet (hex, request ids, reason codes).
+    /// Builds `{"v":1,"op":…,…}` straight into bytes. Values are escaped, although every value the
+    /// protocol sends comes from a restricted alphabet (hex, request ids, reason codes).
     struct Writer {
-        private var text: String
+        private var bytes: [UInt8] = []
 
         init(op: String) {
-            text = "{\"v\":\(WireFormat.version),\"op\":"
-            Self.appendQuoted(op, to: &text)
+            bytes.reserveCapacity(128)
+            Self.append("{\"v\":\(WireFormat.version),\"op\":", to: &bytes)
+            Self.appendQuoted(op, to: &bytes)
         }
 
         mutating func add(_ key: String, _ value: String) {
-            text += ",\"\(key)\":"
-            Self.appendQuoted(value, to: &text)
+            appendKey(key)
+            Self.appendQuoted(value, to: &bytes)
         }
 
-        mutating func add(_ key: String, _ value: Bool) { text += ",\"\(key)\":\(value)" }
+        mutating func add(_ key: String, _ value: Bool) {
+            appendKey(key)
+            Self.append(value ? "true" : "false", to: &bytes)
+        }
 
-        func finish() -> [UInt8] { Array((text + "}").utf8) }
+        mutating func finish() -> [UInt8] {
+            bytes.append(UInt8(ascii: "}"))
+            return bytes
+        }
 
-        private static func appendQuoted(_ value: String, to text: inout String) {
-            text += "\""
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": text += "\\\""
-                case "\\": text += "\\\\"
-                case _ where scalar.value < 0x20:
-                    let digits = Array("0123456789abcdef")
-                    text += "\\u00" + String(digits[Int(scalar.value >> 4)]) + String(digits[Int(scalar.value & 0xf)])
-                default: text.unicodeScalars.append(scalar)
+        private mutating func appendKey(_ key: String) {
+            bytes.append(UInt8(ascii: ","))
+            Self.appendQuoted(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+        }
+
+        private static func append(_ text: String, to bytes: inout [UInt8]) {
+            bytes.append(contentsOf: text.utf8)
+        }
+
+        private static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
+            let hexDigits: StaticString = "0123456789abcdef"
+            bytes.append(UInt8(ascii: "\""))
+            for byte in value.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(byte)
+                case 0x00..<0x20:
+                    bytes.append(contentsOf: Array("\\u00".utf8))
+                    bytes.append(hexDigits.utf8Start[Int(byte >> 4)])
+                    bytes.append(hexDigits.utf8Start[Int(byte & 0xf)])
+                default:
+                    // UTF-8 passes through unchanged: JSON text is UTF-8.
+                    bytes.append(byte)
                 }
             }
-            text += "\""
+            bytes.append(UInt8(ascii: "\""))
         }
     }
 }
