@@ -37,6 +37,8 @@ struct Report: Codable {
         var secondsOver100Ms: Int
         var slowestSecond: Int
         var slowestSecondMs: Double
+        /// The slowest request of each second of the schedule, in milliseconds: where the bursts are.
+        var slowestMsBySecond: [Double]
 
         /// Zero errors and double-openings, the rate held (98 %), and no backlog building up.
         var isSustained: Bool { errors == 0 && doubleOpenings == 0 && achievedPerSecond >= targetPerSecond * 0.98 && p99Ms <= 100 }

@@ -196,7 +196,8 @@ struct UnlockITBench: AsyncParsableCommand {
             targetPerSecond: rate, achievedPerSecond: run.rate, seconds: run.seconds, granted: run.granted, errors: run.errors,
             openings: after - before, doubleOpenings: max(0, after - before - run.granted), p99Ms: run.samples.p99.milliseconds,
             secondsOver100Ms: run.slowestBySecond.values.filter { $0 > .milliseconds(100) }.count,
-            slowestSecond: slowest?.key ?? 0, slowestSecondMs: slowest?.value.milliseconds ?? 0)
+            slowestSecond: slowest?.key ?? 0, slowestSecondMs: slowest?.value.milliseconds ?? 0,
+            slowestMsBySecond: (0..<((run.slowestBySecond.keys.max() ?? -1) + 1)).map { run.slowestBySecond[$0]?.milliseconds ?? 0 })
     }
 
     /// Every grant the clients saw opened a relay exactly once.
