@@ -31,8 +31,8 @@ public final class MQTTEventLoop: Sendable {
     private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let logger: Logger
 
-    /// How often keep-alives and connection timeouts are checked.
-    static let housekeepingInterval = Duration.milliseconds(250)
+    /// How often keep-alives and connection timeouts are checked: the longest the loop ever sleeps.
+    let housekeepingInterval: Duration
     /// How often a client's keep-alive bookkeeping runs: a quarter of its keep-alive, at most once a
     /// second, with jitter so that clients started together spread out. `unit` is a number in `0..<1`.
     static func miscInterval(for core: ClientCore, unit: Double) -> Duration {
@@ -43,8 +43,15 @@ public final class MQTTEventLoop: Sendable {
     /// How long a clean shutdown may take before the socket is simply closed.
     static let shutdownGrace = Duration.seconds(2)
 
-    public init(name: String = "mqtt-loop", logger: Logger = Logger(label: "unlockit.mqtt")) {
+    public convenience init(name: String = "mqtt-loop", logger: Logger = Logger(label: "unlockit.mqtt")) {
+        self.init(name: name, logger: logger, housekeepingInterval: .milliseconds(250))
+    }
+
+    /// `housekeepingInterval` is a parameter for tests only: with a long one, waiting for
+    /// housekeeping instead of for a wake-up shows plainly.
+    init(name: String, logger: Logger, housekeepingInterval: Duration) {
         self.logger = logger
+        self.housekeepingInterval = housekeepingInterval
         let thread = Thread { [self] in self.run() }
         thread.name = name
         thread.start()
@@ -74,7 +81,7 @@ public final class MQTTEventLoop: Sendable {
     /// way, right before the publish that wakes the loop anyway.)
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
         inbox.withLock { $0.commands.append(.timer(.now + delay, action)) }
-        if delay < Self.housekeepingInterval * 2 && !isLoopThread { epoll.wake() }
+        if delay < housekeepingInterval * 2 && !isLoopThread { epoll.wake() }
     }
 
     /// Stops the thread. Clients still attached are disconnected without ceremony.
@@ -122,7 +129,7 @@ public final class MQTTEventLoop: Sendable {
             let wake = min(state.nextHousekeeping, state.timers.earliest ?? state.nextHousekeeping)
             // Work handed in from this thread (a handler's publish, a timer's) means no sleeping.
             let pending = inbox.withLock { !$0.commands.isEmpty || !$0.dirty.isEmpty }
-            let timeout = pending ? 0 : max(0, min(250, milliseconds(until: wake, now: clock.now)))
+            let timeout = pending ? 0 : max(0, milliseconds(until: wake, now: clock.now))
             let count = epoll.wait(into: events, timeoutMilliseconds: Int32(timeout))
             for index in 0..<count {
                 let event = events[index]
@@ -156,7 +163,7 @@ public final class MQTTEventLoop: Sendable {
             }
             if now >= state.nextHousekeeping {
                 housekeeping(state, now: now)
-                state.nextHousekeeping = now + Self.housekeepingInterval
+                state.nextHousekeeping = now + housekeepingInterval
             }
         }
 
