@@ -34,21 +34,33 @@ extension SQLiteStore {
         }
     }
 
-    public func unlockContext(_ id: LockID, in company: CompanyID) async throws -> (lock: Lock, room: Room?, sealedKey: [UInt8]?)? {
-        // On every unlock: statements prepared once, read by column position, without a transaction
-        // around them.
+    public func unlockContext(_ id: LockID, in company: CompanyID, for user: UserID) async throws -> (
+        lock: Lock, room: Room?, sealedKey: [UInt8]?
+    )? {
+        // On every unlock: one statement, prepared once, outside a transaction, decoded by column
+        // position straight from SQLite's row (no intermediate copy).
         try readStatements { db in
-            let lockStatement = try db.cachedStatement(
+            let statement = try db.cachedStatement(
                 sql: #"""
-                    SELECT roomId, name, state, online, lastSeen, firmwareVersion, sealedKey, createdAt, activatedAt, retiredAt
-                    FROM "lock" WHERE id = ? AND companyId = ?
+                    SELECT l.roomId, l.name, l.state, l.online, l.lastSeen, l.firmwareVersion, l.sealedKey, l.createdAt, l.activatedAt,
+                           l.retiredAt,
+                           r.id, r.name, r.description, r.type, r.bookable, r.requiredLevel, r.createdAt, r.updatedAt,
+                           EXISTS (SELECT 1 FROM roomAuthorization a WHERE a.roomId = r.id AND a.userId = ?)
+                    FROM "lock" l LEFT JOIN room r ON r.id = l.roomId AND r.companyId = l.companyId
+                    WHERE l.id = ? AND l.companyId = ?
                     """#)
-            guard let row = try Row.fetchOne(lockStatement, arguments: [id.rawValue, company.rawValue]) else { return nil }
+            let rows = try Row.fetchCursor(statement, arguments: [user.rawValue, id.rawValue, company.rawValue])
+            guard let row = try rows.next() else { return nil }
             let lock = Lock(
                 id: id, companyID: company, roomID: (row[0] as String?).map(RoomID.init(unchecked:)), name: row[1],
                 state: LockState(rawValue: row[2]) ?? .retired, online: row[3], lastSeen: row[4], firmwareVersion: row[5], createdAt: row[7],
                 activatedAt: row[8], retiredAt: row[9])
-            let room = try lock.roomID.flatMap { try Self.fetchRoom($0, in: company, db) }
+            let room = (row[10] as String?).map { roomID in
+                Room(
+                    id: RoomID(unchecked: roomID), companyID: company, name: row[11], description: row[12],
+                    type: RoomType(rawValue: row[13]) ?? .other, bookable: row[14], requiredLevel: row[15],
+                    authorizedUsers: row[18] ? [user] : [], createdAt: row[16], updatedAt: row[17])
+            }
             return (lock, room, (row[6] as Data?).map { Array($0) })
         }
     }

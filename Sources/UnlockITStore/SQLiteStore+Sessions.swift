@@ -8,7 +8,8 @@ extension SQLiteStore {
     }
 
     public func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)? {
-        // On every authenticated request: one statement, prepared once, read by column position.
+        // On every authenticated request: one statement, prepared once, decoded by column position
+        // straight from SQLite's row.
         try readStatements { db in
             let statement = try db.cachedStatement(
                 sql: #"""
@@ -16,7 +17,8 @@ extension SQLiteStore {
                            u.id, u.companyId, u.email, u.name, u.role, u.securityLevel, u.enabled, u.mustChangePassword, u.createdAt, u.updatedAt
                     FROM "session" s JOIN "user" u ON u.id = s.userId WHERE s.tokenHash = ?
                     """#)
-            guard let row = try Row.fetchOne(statement, arguments: [Data(tokenHash)]) else { return nil }
+            let rows = try Row.fetchCursor(statement, arguments: [Data(tokenHash)])
+            guard let row = try rows.next() else { return nil }
             let user = User(
                 id: UserID(unchecked: row[3]), companyID: CompanyID(unchecked: row[4]), email: row[5], name: row[6],
                 role: Role(rawValue: row[7]) ?? .employee, securityLevel: row[8], enabled: row[9], mustChangePassword: row[10],

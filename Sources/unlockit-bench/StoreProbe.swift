@@ -41,7 +41,7 @@ struct StoreProbe {
             return samples
         }
         let session = try await time { _ = try await store.session(tokenHash: token) }
-        let context = try await time { _ = try await store.unlockContext(lock, in: company.id) }
+        let context = try await time { _ = try await store.unlockContext(lock, in: company.id, for: user.id) }
         let append = try await time { try await store.append(event) }
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -64,7 +64,7 @@ import UnlockITStore
         #expect(try await store.user(adminA.id, in: b.id) == nil)
         #expect(try await store.room(roomA.id, in: b.id) == nil)
         #expect(try await store.lock(lockA.id, in: b.id) == nil)
-        #expect(try await store.unlockContext(lockA.id, in: b.id) == nil)
+        #expect(try await store.unlockContext(lockA.id, in: b.id, for: adminA.id) == nil)
         #expect(try await store.users(in: b.id).allSatisfy { $0.companyID == b.id })
         #expect(try await store.auditEvents(AuditQuery(companyID: b.id)).allSatisfy { $0.companyID == b.id })
 
@@ -139,17 +139,17 @@ import UnlockITStore
     }
 
     @Test func activationStoresTheSealedKeyAndRetirementDestroysIt() async throws {
-        let (company, _) = try await makeCompany("Theta")
+        let (company, admin) = try await makeCompany("Theta")
         let room = try await makeRoom(company.id, "Office")
         let lock = Lock(id: LockID("lock-theta")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
         try await store.createLock(lock)
         try await store.activateLock(lock.id, in: company.id, sealedKey: [1, 2, 3], at: now, audit: audit(company.id, .activateLock))
-        let context = try await store.unlockContext(lock.id, in: company.id)
+        let context = try await store.unlockContext(lock.id, in: company.id, for: admin.id)
         #expect(context?.lock.state == .active)
         #expect(context?.sealedKey == [1, 2, 3])
-        #expect(context?.room?.id == room.id)
+        #expect(context?.room == room)
         try await store.retireLock(lock.id, in: company.id, at: now, audit: audit(company.id, .retireLock))
-        #expect(try await store.unlockContext(lock.id, in: company.id)?.sealedKey == nil)
+        #expect(try await store.unlockContext(lock.id, in: company.id, for: admin.id)?.sealedKey == nil)
         await #expect(throws: StoreError.lockRetired) {
             try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, audit: audit(company.id))
         }
@@ -194,5 +194,34 @@ import UnlockITStore
         let queue = try DatabaseQueue(path: "\(directory.path)/db/unlockit.sqlite")
         #expect(throws: (any Error).self) { try queue.write { try $0.execute(sql: "UPDATE auditEvent SET outcome = 'success'") } }
         #expect(throws: (any Error).self) { try queue.write { try $0.execute(sql: "DELETE FROM auditEvent") } }
+    }
+
+    /// The unlock path reads the room's authorization list only for the asking user.
+    @Test func theUnlockContextNarrowsTheRoomsListToTheAskingUser() async throws {
+        let (company, admin) = try await makeCompany("Iota")
+        let listed = makeUser(company.id, "listed@iota.test")
+        let other = makeUser(company.id, "other@iota.test")
+        for user in [listed, other] { try await store.createUser(user, passwordHash: "hash", audit: audit(company.id)) }
+        let room = try await makeRoom(company.id, "Vault")
+        try await store.setAuthorization(user: listed.id, room: room.id, in: company.id, authorized: true, audit: audit(company.id))
+        try await store.setAuthorization(user: admin.id, room: room.id, in: company.id, authorized: true, audit: audit(company.id))
+        let lock = Lock(id: LockID("lock-iota")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
+        try await store.createLock(lock)
+
+        let forListed = try await store.unlockContext(lock.id, in: company.id, for: listed.id)
+        #expect(forListed?.room?.authorizedUsers == [listed.id])
+        #expect(forListed?.room?.requiredLevel == 1)
+        let forOther = try await store.unlockContext(lock.id, in: company.id, for: other.id)
+        #expect(forOther?.room?.authorizedUsers == [])
+        #expect(forOther?.room?.id == room.id)
+        // The whole list is still what the room's own read returns.
+        #expect(try await store.room(room.id, in: company.id)?.authorizedUsers == [listed.id, admin.id])
+
+        // A lock without a room has no room in its context.
+        let loose = Lock(id: LockID("lock-iota-2")!, companyID: company.id, roomID: nil, name: "L2", state: .registered, createdAt: now)
+        try await store.createLock(loose)
+        let looseContext = try await store.unlockContext(loose.id, in: company.id, for: listed.id)
+        #expect(looseContext?.lock.id == loose.id)
+        #expect(looseContext?.room == nil)
     }
 }

@@ -41,8 +41,10 @@ public protocol Store: Sendable {
     func forgetLock(_ id: LockID, in company: CompanyID) async throws
     func lock(_ id: LockID, in company: CompanyID) async throws -> Lock?
     func locks(in company: CompanyID) async throws -> [Lock]
-    /// Everything an unlock needs, in one read: the lock, its room and its sealed device key.
-    func unlockContext(_ id: LockID, in company: CompanyID) async throws -> (lock: Lock, room: Room?, sealedKey: [UInt8]?)?
+    /// Everything `user`'s unlock needs, in one read: the lock, its room and its sealed device key.
+    /// The room's ``Room/authorizedUsers`` is narrowed to `user` (present if and only if they are on
+    /// the list): all the access rule asks of it, answered by an index whatever the list's length.
+    func unlockContext(_ id: LockID, in company: CompanyID, for user: UserID) async throws -> (lock: Lock, room: Room?, sealedKey: [UInt8]?)?
     func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws
     func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws
     /// Records what the broker says of locks' connections (the lock gateway batches these).

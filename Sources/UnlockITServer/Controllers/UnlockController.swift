@@ -30,7 +30,7 @@ struct UnlockController {
         }
 
         // Another company's lock is reported exactly as a missing one.
-        guard let (lock, room, sealedKey) = try await services.store.unlockContext(lockID, in: user.companyID) else {
+        guard let (lock, room, sealedKey) = try await services.store.unlockContext(lockID, in: user.companyID, for: user.id) else {
             try await record(.denied, .lockNotFound, room: nil)
             throw APIError.notFound(.lockNotFound)
         }
