@@ -76,9 +76,9 @@ public final class MQTTEventLoop: Sendable {
     /// Runs `action` on the loop thread after `delay`: a timer for code that lives on the loop (a
     /// simulated lock re-locking its relay) without a task or a thread of its own.
     ///
-    /// A timer due later than the housekeeping interval wakes nobody: the loop looks at its inbox at
-    /// least that often, so it files the timer before it is due. (Every unlock sets a timeout this
-    /// way, right before the publish that wakes the loop anyway.)
+    /// A timer due later than twice the housekeeping interval wakes nobody: the loop looks at its
+    /// inbox at least once per interval, so it files the timer well before it is due. (Every unlock
+    /// sets its timeout this way, right before the publish that wakes the loop anyway.)
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
         inbox.withLock { $0.commands.append(.timer(.now + delay, action)) }
         if delay < housekeepingInterval * 2 && !isLoopThread { epoll.wake() }

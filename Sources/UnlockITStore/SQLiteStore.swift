@@ -87,9 +87,9 @@ public final class SQLiteStore: Store {
     /// Reads outside any transaction, each statement consistent on its own: for the lookups on the
     /// path of every request, where a transaction's BEGIN and COMMIT would cost more than the query.
     ///
-    /// They run on read-only connections of their own, taken in turn: a plain serial queue per
-    /// connection is a third of the overhead of borrowing one from the pool (its lock, semaphore and
-    /// schema check showed in profiles of the unlock path).
+    /// They run on read-only connections of their own, taken in turn: borrowing one from the pool
+    /// (its lock, semaphore, key paths and schema check) cost more than the queries themselves, and
+    /// a plain serial queue per connection halved the session lookup.
     func readStatements<T>(_ body: (Database) throws -> T) throws -> T {
         let turn = nextHotReader.add(1, ordering: .relaxed).oldValue
         return try hotReaders[Int(UInt(bitPattern: turn) % UInt(hotReaders.count))].unsafeRead(body)
