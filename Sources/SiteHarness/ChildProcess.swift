@@ -71,7 +71,7 @@ public final class ChildProcess: Sendable {
         _ = Self.running.withLock { $0.insert(pid) }
 
         Self.startReader(fd: output[0], into: collected)
-        if separateErrors { Self.startReader(fd: errorPipe[0], into: collectedErrors) }
+        if separateErrors { Self.startReader(fd: errorPipe[0], into: collectedErrors) } else { collectedErrors.finish() }
     }
 
     private static func startReader(fd readFD: Int32, into collected: Lines) {
@@ -188,6 +188,13 @@ public final class ChildProcess: Sendable {
     /// Waits for the process to end by itself; returns its exit status.
     public func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
         try await Network.waitUntil("\(name) to exit", timeout: timeout) { !isRunning }
+        // The process is gone, but its last lines may still sit in the pipe for the reader threads
+        // (a loaded machine showed an empty output after a successful exit). The pipes close with
+        // the process unless it left a child holding them, hence the bound.
+        let readersDone = ContinuousClock.now + .seconds(5)
+        while !(collected.isFinished && collectedErrors.isFinished), ContinuousClock.now < readersDone {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         return exitCode ?? -1
     }
 
