@@ -2,57 +2,147 @@ import Foundation
 import Synchronization
 import UnlockITCore
 
-/// Group commit for the audit log: appends that arrive while a commit is running are written
-/// together in the next one, each caller still waiting for the commit that holds its event.
+/// The audit log's write queue: events are committed in the order they were handed in, many to a
+/// transaction, on a serial queue of their own.
 ///
-/// The first caller to find no commit running leads: it commits on its own thread (no hop at all
-/// when the server is quiet), then keeps committing what accumulated meanwhile, for a few rounds,
-/// before handing any rest to a background queue. Under load one transaction carries many events:
-/// the log's table and eight indexes are written once per batch instead of once per event.
+/// Two ways in:
+/// - ``append(_:)`` waits for the commit that holds its event and reports its failure (admin
+///   changes, sign-ins);
+/// - ``enqueue(_:)`` returns at once (unlocks: the lock has already answered, and the person at the
+///   door must not wait for the disk). A failed commit of such events is retried until it succeeds;
+///   they are never dropped while the process runs.
+///
+/// ``flush()`` waits until every event handed in before it is committed: audit queries call it
+/// first, so the log a reader sees holds every event whose request has been answered; the server
+/// calls it when it shuts down. ``hasRoom`` says whether the queue is below its bound: the unlock
+/// path asks before it opens a door, so a failing or far-behind disk stops unlocks (503) instead of
+/// growing the queue without limit.
 final class AuditBatcher: Sendable {
+    private struct Entry {
+        let event: AuditEvent
+        /// Set for ``append(_:)``: resumed by the commit that holds the event.
+        let continuation: CheckedContinuation<Void, any Error>?
+    }
+
+    private struct Flush {
+        /// Resumed once this many events have been committed.
+        let upTo: UInt64
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
     private struct State {
-        var pending: [(event: AuditEvent, continuation: CheckedContinuation<Void, any Error>)] = []
-        var committing = false
+        /// Handed in, not yet committed, oldest first.
+        var queue: [Entry] = []
+        var handedIn: UInt64 = 0
+        var committed: UInt64 = 0
+        var flushes: [Flush] = []
+        /// Whether a drain is running or scheduled on `background`.
+        var draining = false
     }
 
     private let state = Mutex(State())
     private let commit: @Sendable ([AuditEvent]) throws -> Void
     private let background = DispatchQueue(label: "unlockit.audit")
-    /// Rounds a leading caller commits before it hands the rest to the background queue.
-    private let roundsPerLeader = 2
+    /// Above this many waiting events ``hasRoom`` is false.
+    let capacity: Int
+    /// Events per transaction at most, so that one commit never holds the writer for long.
+    private let batchLimit = 1000
+    private let retryDelay: DispatchTimeInterval
+    /// Told of every failed commit (the server logs it).
+    private let onFailure: @Sendable (any Error) -> Void
 
-    init(commit: @escaping @Sendable ([AuditEvent]) throws -> Void) {
+    init(
+        capacity: Int = 10_000, retryDelay: DispatchTimeInterval = .milliseconds(500),
+        onFailure: @escaping @Sendable (any Error) -> Void = { _ in }, commit: @escaping @Sendable ([AuditEvent]) throws -> Void
+    ) {
+        self.capacity = capacity
+        self.retryDelay = retryDelay
+        self.onFailure = onFailure
         self.commit = commit
     }
 
+    /// Whether fewer than ``capacity`` events are waiting for their commit.
+    var hasRoom: Bool { state.withLock { $0.queue.count < capacity } }
+
+    /// Hands `event` in and waits for the commit that holds it.
     func append(_ event: AuditEvent) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let lead = state.withLock { state -> Bool in
-                state.pending.append((event, continuation))
-                guard !state.committing else { return false }
-                state.committing = true
-                return true
-            }
-            if lead { drain(rounds: roundsPerLeader) }
+            handIn(Entry(event: event, continuation: continuation))
         }
     }
 
-    private func drain(rounds: Int) {
-        for _ in 0..<rounds {
-            let batch = state.withLock { state -> [(event: AuditEvent, continuation: CheckedContinuation<Void, any Error>)] in
-                defer { state.pending.removeAll(keepingCapacity: true) }
-                if state.pending.isEmpty { state.committing = false }
-                return state.pending
+    /// Hands `event` in and returns at once; it is committed within milliseconds, in order.
+    func enqueue(_ event: AuditEvent) {
+        handIn(Entry(event: event, continuation: nil))
+    }
+
+    /// Waits until every event handed in before this call is committed; throws if the commit that
+    /// should hold them fails (they stay queued and are retried).
+    func flush() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let done = state.withLock { state -> Bool in
+                guard state.committed < state.handedIn else { return true }
+                state.flushes.append(Flush(upTo: state.handedIn, continuation: continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func handIn(_ entry: Entry) {
+        let start = state.withLock { state -> Bool in
+            state.queue.append(entry)
+            state.handedIn += 1
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+        if start { background.async { [self] in drain() } }
+    }
+
+    /// Runs on `background`: commits until the queue is empty.
+    private func drain() {
+        while true {
+            let batch = state.withLock { state -> ArraySlice<Entry> in
+                if state.queue.isEmpty { state.draining = false }
+                return state.queue.prefix(batchLimit)
             }
             guard !batch.isEmpty else { return }
             do {
                 try commit(batch.map(\.event))
-                for entry in batch { entry.continuation.resume() }
             } catch {
-                for entry in batch { entry.continuation.resume(throwing: error) }
+                failed(batch, error)
+                return
             }
+            let waiting = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+                state.queue.removeFirst(batch.count)
+                state.committed += UInt64(batch.count)
+                let committed = state.committed
+                let ready = state.flushes.filter { $0.upTo <= committed }.map(\.continuation)
+                state.flushes.removeAll { $0.upTo <= committed }
+                return ready
+            }
+            for entry in batch { entry.continuation?.resume() }
+            for continuation in waiting { continuation.resume() }
         }
-        // Still leading, with more waiting: the rest is committed off this caller's thread.
-        background.async { [self] in drain(rounds: .max) }
+    }
+
+    /// A commit failed: the callers of ``append(_:)`` in the batch get the error and their events
+    /// leave the queue (as a failed write would); queued events stay at its head and are retried
+    /// after a pause; flushes waiting on them get the error.
+    private func failed(_ batch: ArraySlice<Entry>, _ error: any Error) {
+        let flushes = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            let dropped = batch.filter { $0.continuation != nil }.count
+            state.queue.removeFirst(batch.count)
+            state.queue.insert(contentsOf: batch.filter { $0.continuation == nil }, at: 0)
+            // The dropped events count as settled, so that a flush waits only for events that may still be written.
+            state.committed += UInt64(dropped)
+            defer { state.flushes.removeAll() }
+            return state.flushes.map(\.continuation)
+        }
+        onFailure(error)
+        for entry in batch { entry.continuation?.resume(throwing: error) }
+        for continuation in flushes { continuation.resume(throwing: error) }
+        background.asyncAfter(deadline: .now() + retryDelay) { [self] in drain() }
     }
 }

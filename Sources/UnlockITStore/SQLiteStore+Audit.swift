@@ -7,8 +7,20 @@ extension SQLiteStore {
         try await audit.append(event)
     }
 
+    public func enqueue(_ event: AuditEvent) {
+        audit.enqueue(event)
+    }
+
+    public var auditHasRoom: Bool { audit.hasRoom }
+
+    public func flushAudit() async throws {
+        try await audit.flush()
+    }
+
     public func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
-        try read { db in
+        // Whoever reads the log sees every event handed in before, queued ones included.
+        try await audit.flush()
+        return try read { db in
             var request = AuditRecord.filter(Column("companyId") == query.companyID.rawValue)
             if let user = query.userID {
                 request = request.filter(Column("actorId") == user.rawValue || Column("subjectId") == user.rawValue)

@@ -12,7 +12,7 @@ public final class SQLiteStore: Store {
     let pool: DatabasePool
     /// A connection used only to checkpoint the write-ahead log, so that the writer never waits for it.
     private let checkpointer: DatabaseQueue
-    /// Group commit for ``append(_:)``.
+    /// The audit log's ordered, group-committed write queue (``append(_:)``, ``enqueue(_:)``).
     let audit: AuditBatcher
     /// Read-only connections for the lookups on every request (see ``readStatements(_:)``).
     private let hotReaders: [DatabaseQueue]
@@ -20,7 +20,9 @@ public final class SQLiteStore: Store {
 
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     /// The file and its WAL companions are made readable by the owner only: they hold password hashes.
-    public init(path: String) throws {
+    /// `auditCapacity`: how many audit events may wait for their commit before ``auditHasRoom`` is
+    /// false; `onAuditFailure` hears of every failed audit commit (it is retried).
+    public init(path: String, auditCapacity: Int = 10_000, onAuditFailure: @escaping @Sendable (any Error) -> Void = { _ in }) throws {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -54,7 +56,7 @@ public final class SQLiteStore: Store {
         hotReaders = try (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { _ in
             try DatabaseQueue(path: path, configuration: hotConfiguration)
         }
-        audit = AuditBatcher { [pool] events in
+        audit = AuditBatcher(capacity: auditCapacity, onFailure: onAuditFailure) { [pool] events in
             try pool.write { db in
                 for event in events { try Self.insertAudit(event, db) }
             }

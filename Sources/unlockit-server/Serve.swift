@@ -17,7 +17,9 @@ struct Serve: AsyncParsableCommand {
         let configuration = try settings.load()
         let logger = makeLogger(level: configuration.logLevel)
         let started = ContinuousClock.now
-        let store = try SQLiteStore(path: configuration.databasePath)
+        let store = try SQLiteStore(
+            path: configuration.databasePath,
+            onAuditFailure: { error in logger.error("could not write audit events; retrying", metadata: ["error": "\(error)"]) })
         let masterKey = try await MasterKeyCheck.load(configuration: configuration, store: store, logger: logger)
         let portFile = self.portFile
         let app = try UnlockITApp.build(
@@ -28,6 +30,21 @@ struct Serve: AsyncParsableCommand {
                     metadata: ["url": "http://\(configuration.httpHost):\(port)", "startup": "\(started.duration(to: .now))"])
                 if let portFile { try? "\(port)\n".write(toFile: portFile, atomically: true, encoding: .utf8) }
             })
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            await Self.writeQueuedAudit(store, logger)
+            throw error
+        }
+        await Self.writeQueuedAudit(store, logger)
+    }
+
+    /// Unlock audit events are queued, not awaited: the last ones are written before the process ends.
+    static func writeQueuedAudit(_ store: SQLiteStore, _ logger: Logger) async {
+        do {
+            try await store.flushAudit()
+        } catch {
+            logger.error("could not write the last audit events", metadata: ["error": "\(error)"])
+        }
     }
 }

@@ -54,6 +54,20 @@ struct ErrorTests {
         }
     }
 
+    @Test func noDoorOpensWhileTheAuditLogCannotTakeItsRecord() async throws {
+        // A queue bound of zero: the audit log is as far behind as it may get.
+        let harness = try Harness(auditCapacity: 0)
+        try await harness.run { api in
+            let admin = try await api.company("Backlog")
+            let reply = try await api.post("/api/v1/locks/lock-anywhere/unlock", admin)
+            #expect(reply.status == 503, "\(reply)")
+            #expect(reply.code == "server_busy")
+            #expect(reply.headers[.retryAfter] == "1")
+            // Refused before anything else: not even the lookup's denial was recorded.
+            #expect(try await api.get("/api/v1/audit?action=unlock", admin).items.isEmpty)
+        }
+    }
+
     @Test func conflictsHaveTheirOwnCodes() async throws {
         let harness = try Harness()
         try await harness.run { api in

@@ -30,9 +30,9 @@ struct Harness {
     let masterKey: MasterKey
     var configuration: ServerConfiguration
 
-    init(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    init(auditCapacity: Int = 10_000, _ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws {
         directory = try TemporaryDirectory("unlockit-server")
-        store = try SQLiteStore(path: "\(directory.path)/unlockit.sqlite")
+        store = try SQLiteStore(path: "\(directory.path)/unlockit.sqlite", auditCapacity: auditCapacity)
         masterKey = try MasterKey(bytes: Array(repeating: 7, count: 32))
         configuration = ServerConfiguration()
         configuration.databasePath = "\(directory.path)/unlockit.sqlite"

@@ -169,6 +169,21 @@ import UnlockITStore
         #expect(try await store.session(tokenHash: keep)?.session.isValid(at: now) == false)
     }
 
+    @Test func queuedAuditEventsAreInTheLogForTheNextRead() async throws {
+        let (company, admin) = try await makeCompany("Lambda")
+        let lock = LockID("lock-lambda")!
+        #expect(store.auditHasRoom)
+        for index in 0..<100 {
+            store.enqueue(
+                AuditEvent(
+                    companyID: company.id, at: now, actorID: admin.id, action: .unlock, lockID: lock, outcome: .success, reason: "r\(index)"))
+        }
+        // No wait in between: a read includes every event handed in before it, in order.
+        let events = try await store.auditEvents(AuditQuery(companyID: company.id, lockID: lock, limit: 1000))
+        let reasons = events.map(\.reason)
+        #expect(reasons == (0..<100).reversed().map { "r\($0)" })
+    }
+
     @Test func theAuditLogFiltersPagesAndCannotBeRewritten() async throws {
         let (company, admin) = try await makeCompany("Kappa")
         let lock = LockID("lock-kappa")!

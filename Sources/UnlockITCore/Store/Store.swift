@@ -68,6 +68,16 @@ public protocol Store: Sendable {
     func maintain() throws
 
     // MARK: Audit
+    /// Writes `event` to the audit log and returns once it is committed.
     func append(_ event: AuditEvent) async throws
+    /// Hands `event` to the audit log without waiting for its commit, which follows within
+    /// milliseconds, in order with every other event, and is retried until it succeeds. For the
+    /// unlock path, where the lock has already answered; it asks ``auditHasRoom`` first.
+    func enqueue(_ event: AuditEvent)
+    /// Whether the audit log's write queue is below its bound (a failing or far-behind disk fills it).
+    var auditHasRoom: Bool { get }
+    /// Waits until every event handed to the audit log before the call is committed.
+    func flushAudit() async throws
+    /// The newest matching events; they include every event handed in before the call.
     func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent]
 }

@@ -6,6 +6,11 @@ import UnlockITCore
 
 /// `POST /api/v1/locks/{id}/unlock`: the access rule first, then the lock protocol, and one audit
 /// event for every attempt. A denied user causes no challenge at all.
+///
+/// The audit event is handed to the store's write queue, not awaited: the answer goes back as soon
+/// as the lock has given it, and the event is committed within milliseconds (audit reads include
+/// it). No attempt starts while that queue is over its bound, so a door never opens without room
+/// for its record.
 struct UnlockController {
     let services: AppServices
 
@@ -23,26 +28,30 @@ struct UnlockController {
         let start = ContinuousClock.now
         let user = try context.requireIdentity(allowingDisabled: true).user
         let lockID = try LocksController.lockID(context)
-        func record(_ outcome: AuditOutcome, _ reason: AuditReason, room: RoomID?) async throws {
-            try await services.store.append(
+        guard services.store.auditHasRoom else {
+            services.logger.warning("unlock refused: the audit log's write queue is full")
+            throw APIError.auditBehind
+        }
+        func record(_ outcome: AuditOutcome, _ reason: AuditReason, room: RoomID?) {
+            services.store.enqueue(
                 services.audit(.unlock, by: user, company: user.companyID, outcome: outcome, reason: reason, lock: lockID, room: room))
             services.metrics.unlock(outcome: reason.rawValue, duration: start.duration(to: .now))
         }
 
         // Another company's lock is reported exactly as a missing one.
         guard let (lock, room, sealedKey) = try await services.store.unlockContext(lockID, in: user.companyID, for: user.id) else {
-            try await record(.denied, .lockNotFound, room: nil)
+            record(.denied, .lockNotFound, room: nil)
             throw APIError.notFound(.lockNotFound)
         }
         let decision = AccessRule.decide(user: user, lock: lock, room: room)
         guard decision.allowed else {
-            try await record(.denied, AuditReason(decision.reason), room: lock.roomID)
+            record(.denied, AuditReason(decision.reason), room: lock.roomID)
             throw APIError(
                 .forbidden, code: .accessDenied, title: "Access denied", detail: "The access rule does not let you open this lock.",
                 reason: decision.reason.rawValue)
         }
         guard let sealedKey, let key = try? services.sealer.open(sealedKey, for: lock.id) else {
-            try await record(.error, .keyUnavailable, room: lock.roomID)
+            record(.error, .keyUnavailable, room: lock.roomID)
             services.logger.error("an active lock has no usable key", metadata: ["lock": "\(lock.id)"])
             throw APIError.internalError
         }
@@ -50,12 +59,12 @@ struct UnlockController {
         let outcome = await services.gateway.unlock(lock.id, key: key)
         switch outcome {
         case .granted:
-            try await record(.success, outcome.auditReason, room: lock.roomID)
+            record(.success, outcome.auditReason, room: lock.roomID)
             return Unlocked(lockId: lock.id.rawValue, granted: true, outcome: outcome.rawValue)
         case .lockDenied:
-            try await record(.denied, outcome.auditReason, room: lock.roomID)
+            record(.denied, outcome.auditReason, room: lock.roomID)
         case .lockOffline, .lockTimeout, .brokerUnavailable:
-            try await record(.error, outcome.auditReason, room: lock.roomID)
+            record(.error, outcome.auditReason, room: lock.roomID)
         }
         throw Self.problem(for: outcome)
     }

@@ -95,4 +95,14 @@ extension APIError {
         error.headers[.retryAfter] = "1"
         return error
     }()
+
+    /// The audit log's write queue is full (the disk is failing or far behind): no door opens
+    /// without room for its record.
+    static let auditBehind: APIError = {
+        var error = APIError(
+            .serviceUnavailable, code: .serverBusy, title: "The server is busy",
+            detail: "The audit log is behind. Try again shortly.")
+        error.headers[.retryAfter] = "1"
+        return error
+    }()
 }
