@@ -88,21 +88,16 @@ extension APIError {
 
     // 503
     /// Too many password hashes are already queued: try again in a second.
-    static let serverBusy: APIError = {
-        var error = APIError(
-            .serviceUnavailable, code: .serverBusy, title: "The server is busy",
-            detail: "Too many sign-ins and password changes are waiting. Try again shortly.")
-        error.headers[.retryAfter] = "1"
-        return error
-    }()
+    static let serverBusy = busy(detail: "Too many sign-ins and password changes are waiting. Try again shortly.")
 
     /// The audit log's write queue is full (the disk is failing or far behind): no door opens
     /// without room for its record.
-    static let auditBehind: APIError = {
-        var error = APIError(
-            .serviceUnavailable, code: .serverBusy, title: "The server is busy",
-            detail: "The audit log is behind. Try again shortly.")
+    static let auditBehind = busy(detail: "The audit log is behind. Try again shortly.")
+
+    /// 503 `server_busy`, to be retried after a second.
+    private static func busy(detail: String) -> APIError {
+        var error = APIError(.serviceUnavailable, code: .serverBusy, title: "The server is busy", detail: detail)
         error.headers[.retryAfter] = "1"
         return error
-    }()
+    }
 }
