@@ -190,11 +190,10 @@ public final class ChildProcess: Sendable {
         try await Network.waitUntil("\(name) to exit", timeout: timeout) { !isRunning }
         // The process is gone, but its last lines may still sit in the pipe for the reader threads
         // (a loaded machine showed an empty output after a successful exit). The pipes close with
-        // the process unless it left a child holding them, hence the bound.
-        let readersDone = ContinuousClock.now + .seconds(5)
-        while !(collected.isFinished && collectedErrors.isFinished), ContinuousClock.now < readersDone {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        // the process unless it left a child holding them, hence the bound (and no failure past it).
+        do {
+            try await Network.waitUntil("\(name)'s last output", timeout: .seconds(5)) { collected.isFinished && collectedErrors.isFinished }
+        } catch is HarnessError {}
         return exitCode ?? -1
     }
 

@@ -25,16 +25,18 @@ final class AuditBatcher: Sendable {
     }
 
     private struct Flush {
-        /// Resumed once this many events have been committed.
+        /// Resumed once this many events have settled.
         let upTo: UInt64
         let continuation: CheckedContinuation<Void, any Error>
     }
 
     private struct State {
-        /// Handed in, not yet committed, oldest first.
+        /// Handed in, not yet settled, oldest first.
         var queue: [Entry] = []
-        var handedIn: UInt64 = 0
-        var committed: UInt64 = 0
+        /// Events settled so far: committed, or dropped with their failure reported to their caller.
+        /// With the queue's length it gives how many were ever handed in.
+        var settled: UInt64 = 0
+        var handedIn: UInt64 { settled + UInt64(queue.count) }
         var flushes: [Flush] = []
         /// Whether a drain is running or scheduled on `background`.
         var draining = false
@@ -81,7 +83,7 @@ final class AuditBatcher: Sendable {
     func flush() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let done = state.withLock { state -> Bool in
-                guard state.committed < state.handedIn else { return true }
+                guard !state.queue.isEmpty else { return true }
                 state.flushes.append(Flush(upTo: state.handedIn, continuation: continuation))
                 return false
             }
@@ -92,7 +94,6 @@ final class AuditBatcher: Sendable {
     private func handIn(_ entry: Entry) {
         let start = state.withLock { state -> Bool in
             state.queue.append(entry)
-            state.handedIn += 1
             guard !state.draining else { return false }
             state.draining = true
             return true
@@ -116,10 +117,10 @@ final class AuditBatcher: Sendable {
             }
             let waiting = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
                 state.queue.removeFirst(batch.count)
-                state.committed += UInt64(batch.count)
-                let committed = state.committed
-                let ready = state.flushes.filter { $0.upTo <= committed }.map(\.continuation)
-                state.flushes.removeAll { $0.upTo <= committed }
+                state.settled += UInt64(batch.count)
+                let settled = state.settled
+                let ready = state.flushes.filter { $0.upTo <= settled }.map(\.continuation)
+                state.flushes.removeAll { $0.upTo <= settled }
                 return ready
             }
             for entry in batch { entry.continuation?.resume() }
@@ -135,8 +136,8 @@ final class AuditBatcher: Sendable {
             let dropped = batch.filter { $0.continuation != nil }.count
             state.queue.removeFirst(batch.count)
             state.queue.insert(contentsOf: batch.filter { $0.continuation == nil }, at: 0)
-            // The dropped events count as settled, so that a flush waits only for events that may still be written.
-            state.committed += UInt64(dropped)
+            // A flush waits only for events that may still be written.
+            state.settled += UInt64(dropped)
             defer { state.flushes.removeAll() }
             return state.flushes.map(\.continuation)
         }
