@@ -29,6 +29,8 @@ import Testing
         "", "[]", "\"x\"", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{,}", "{\"a\":1 \"b\":2}", "{\"a\":01}", "{\"a\":-}", "{\"a\":1.}",
         "{\"a\":1e}", "{\"a\":tru}", "{\"a\":nul}", "{\"a\":\"\\x\"}", "{\"a\":\"\\ud800\"}", "{\"a\":\"\\udc00\"}", "{\"a\":\"\u{01}\"}",
         "{\"a\":\"unterminated}", "{\"a\":[1,]}", "{'a':1}", "{a:1}", "{\"a\":1}x", "{\"a\":+1}",
+        // Numbers beyond a double's range, which Foundation refuses.
+        "{\"a\":1.5e734}", "{\"a\":-1e999}", "{\"a\":" + String(repeating: "9", count: 400) + "}",
         String(repeating: "[", count: 40) + String(repeating: "]", count: 40),
         "{\"a\":" + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}",
     ])

@@ -107,6 +107,7 @@ enum FlatJSON {
         }
 
         mutating func number() throws(SyntaxError) -> Value {
+            let start = position
             var negative = false
             if bytes[position] == UInt8(ascii: "-") {
                 negative = true
@@ -132,7 +133,12 @@ enum FlatJSON {
                 while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
                 guard position > exponent else { throw SyntaxError() }
             }
-            guard integral, digits <= 18 else { return .other }
+            guard integral, digits <= 18 else {
+                // Beyond a double's range (1e999) Foundation refuses the document; so does this reader,
+                // so that what it accepts every parser takes.
+                guard let value = Double(String(decoding: bytes[start..<position], as: UTF8.self)), value.isFinite else { throw SyntaxError() }
+                return .other
+            }
             var value = 0
             for index in digitsStart..<(digitsStart + digits) { value = value * 10 + Int(bytes[index] - UInt8(ascii: "0")) }
             return .integer(negative ? -value : value)
