@@ -12,6 +12,10 @@ import UnlockITCore
 ///   door must not wait for the disk). A failed commit of such events is retried until it succeeds;
 ///   they are never dropped while the process runs.
 ///
+/// Queued events wait up to ``linger`` for company, so that a transaction's fixed cost (its write-ahead
+/// log frames for the audit table's nine B-trees, its locks) is shared: one unlock at a time would
+/// otherwise pay a whole commit each. An awaited append, a flush or a full batch ends the wait at once.
+///
 /// ``flush()`` waits until every event handed in before it is committed: audit queries call it
 /// first, so the log a reader sees holds every event whose request has been answered; the server
 /// calls it when it shuts down. ``hasRoom`` says whether the queue is below its bound: the unlock
@@ -30,6 +34,11 @@ final class AuditBatcher: Sendable {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
+    /// Which drain a caller must start, if any.
+    private enum Start {
+        case none, now, afterLinger
+    }
+
     private struct State {
         /// Handed in, not yet settled, oldest first.
         var queue: [Entry] = []
@@ -40,6 +49,27 @@ final class AuditBatcher: Sendable {
         var flushes: [Flush] = []
         /// Whether a drain is running or scheduled on `background`.
         var draining = false
+        /// Whether the scheduled drain is one waiting out ``linger`` (an urgent caller starts another).
+        var lingering = false
+
+        /// Notes that something was handed in (or a flush asked for) and says which drain to start:
+        /// none while one is running or scheduled, unless an urgent caller finds only a lingering one.
+        mutating func schedule(urgent: Bool) -> Start {
+            if draining {
+                guard urgent && lingering else { return .none }
+                lingering = false
+                return .now
+            }
+            draining = true
+            if urgent { return .now }
+            lingering = true
+            return .afterLinger
+        }
+
+        /// Whether what is queued must be committed now rather than after ``linger``.
+        func isUrgent(batchLimit: Int) -> Bool {
+            queue.count >= batchLimit || !flushes.isEmpty || queue.contains { $0.continuation != nil }
+        }
     }
 
     private let state = Mutex(State())
@@ -50,15 +80,18 @@ final class AuditBatcher: Sendable {
     /// Events per transaction at most, so that one commit never holds the writer for long.
     private let batchLimit = 1000
     private let retryDelay: DispatchTimeInterval
+    /// How long queued events wait for others to share their transaction.
+    let linger: DispatchTimeInterval
     /// Told of every failed commit (the server logs it).
     private let onFailure: @Sendable (any Error) -> Void
 
     init(
-        capacity: Int = 10_000, retryDelay: DispatchTimeInterval = .milliseconds(500),
+        capacity: Int = 10_000, retryDelay: DispatchTimeInterval = .milliseconds(500), linger: DispatchTimeInterval = .milliseconds(10),
         onFailure: @escaping @Sendable (any Error) -> Void = { _ in }, commit: @escaping @Sendable ([AuditEvent]) throws -> Void
     ) {
         self.capacity = capacity
         self.retryDelay = retryDelay
+        self.linger = linger
         self.onFailure = onFailure
         self.commit = commit
     }
@@ -73,7 +106,7 @@ final class AuditBatcher: Sendable {
         }
     }
 
-    /// Hands `event` in and returns at once; it is committed within milliseconds, in order.
+    /// Hands `event` in and returns at once; it is committed within about ``linger``, in order.
     func enqueue(_ event: AuditEvent) {
         handIn(Entry(event: event, continuation: nil))
     }
@@ -82,29 +115,40 @@ final class AuditBatcher: Sendable {
     /// should hold them fails (they stay queued and are retried).
     func flush() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let done = state.withLock { state -> Bool in
-                guard !state.queue.isEmpty else { return true }
+            let start = state.withLock { state -> Start? in
+                guard !state.queue.isEmpty else { return nil }
                 state.flushes.append(Flush(upTo: state.handedIn, continuation: continuation))
-                return false
+                return state.schedule(urgent: true)
             }
-            if done { continuation.resume() }
+            switch start {
+            case nil: continuation.resume()
+            case let start?: begin(start)
+            }
         }
     }
 
     private func handIn(_ entry: Entry) {
-        let start = state.withLock { state -> Bool in
+        let start = state.withLock { state -> Start in
             state.queue.append(entry)
-            guard !state.draining else { return false }
-            state.draining = true
-            return true
+            return state.schedule(urgent: entry.continuation != nil || state.queue.count >= batchLimit)
         }
-        if start { background.async { [self] in drain() } }
+        begin(start)
     }
 
-    /// Runs on `background`: commits until the queue is empty.
+    private func begin(_ start: Start) {
+        switch start {
+        case .none: break
+        case .now: background.async { [self] in drain() }
+        case .afterLinger: background.asyncAfter(deadline: .now() + linger) { [self] in drain() }
+        }
+    }
+
+    /// Runs on `background`: commits what is queued, a batch at a time, until the queue is empty or
+    /// holds only events that may wait out ``linger`` for more.
     private func drain() {
         while true {
             let batch = state.withLock { state -> ArraySlice<Entry> in
+                state.lingering = false
                 if state.queue.isEmpty { state.draining = false }
                 return state.queue.prefix(batchLimit)
             }
@@ -115,16 +159,28 @@ final class AuditBatcher: Sendable {
                 failed(batch, error)
                 return
             }
-            let waiting = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            let (waiting, next) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], Start) in
                 state.queue.removeFirst(batch.count)
                 state.settled += UInt64(batch.count)
                 let settled = state.settled
                 let ready = state.flushes.filter { $0.upTo <= settled }.map(\.continuation)
                 state.flushes.removeAll { $0.upTo <= settled }
-                return ready
+                if state.queue.isEmpty {
+                    state.draining = false
+                    return (ready, .none)
+                }
+                if state.isUrgent(batchLimit: batchLimit) { return (ready, .now) }
+                state.lingering = true
+                return (ready, .afterLinger)
             }
             for entry in batch { entry.continuation?.resume() }
             for continuation in waiting { continuation.resume() }
+            switch next {
+            case .now: continue
+            case .afterLinger: begin(.afterLinger)
+            case .none: break
+            }
+            return
         }
     }
 
@@ -144,6 +200,7 @@ final class AuditBatcher: Sendable {
         onFailure(error)
         for entry in batch { entry.continuation?.resume(throwing: error) }
         for continuation in flushes { continuation.resume(throwing: error) }
+        // The retry is the scheduled drain (not a lingering one): urgent callers wait for it.
         background.asyncAfter(deadline: .now() + retryDelay) { [self] in drain() }
     }
 }

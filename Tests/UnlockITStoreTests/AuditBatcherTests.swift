@@ -120,4 +120,43 @@ import UnlockITCore
         #expect(batcher.hasRoom)
         #expect(disk.written.count == 51)
     }
+
+    // A linger far longer than any test: whatever is written early was written for another reason.
+    static let forever = DispatchTimeInterval.seconds(600)
+
+    @Test func queuedEventsWaitForCompanyAndAFlushEndsTheWait() async throws {
+        let disk = Disk()
+        let batcher = AuditBatcher(linger: Self.forever) { try disk.commit($0) }
+        let tags = (0..<50).map { "e\($0)" }
+        for tag in tags { batcher.enqueue(event(tag)) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(disk.written.isEmpty)
+        // An audit reader flushes: the wait ends at once, and all fifty share one transaction.
+        try await batcher.flush()
+        #expect(disk.transactions == [tags])
+    }
+
+    @Test func anAwaitedAppendEndsTheWaitForWhatIsQueuedBeforeIt() async throws {
+        let disk = Disk()
+        let batcher = AuditBatcher(linger: Self.forever) { try disk.commit($0) }
+        batcher.enqueue(event("queued"))
+        try await batcher.append(event("awaited"))
+        #expect(disk.transactions == [["queued", "awaited"]])
+    }
+
+    @Test func aFullBatchDoesNotWait() async throws {
+        let disk = Disk()
+        let batcher = AuditBatcher(linger: Self.forever) { try disk.commit($0) }
+        for index in 0..<1000 { batcher.enqueue(event("e\(index)")) }
+        try await disk.waitForWritten(1000)
+        #expect(disk.written.count == 1000)
+    }
+
+    @Test func withAShortLingerQueuedEventsAreWrittenWithoutAFlush() async throws {
+        let disk = Disk()
+        let batcher = AuditBatcher(linger: .milliseconds(10)) { try disk.commit($0) }
+        for tag in ["a", "b", "c"] { batcher.enqueue(event(tag)) }
+        try await disk.waitForWritten(3)
+        #expect(disk.written == ["a", "b", "c"])
+    }
 }

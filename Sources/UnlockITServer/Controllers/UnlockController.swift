@@ -8,7 +8,7 @@ import UnlockITCore
 /// event for every attempt. A denied user causes no challenge at all.
 ///
 /// The audit event is handed to the store's write queue, not awaited: the answer goes back as soon
-/// as the lock has given it, and the event is committed within milliseconds (audit reads include
+/// as the lock has given it, and the event is committed within about 10 ms (audit reads include
 /// it). No attempt starts while that queue is over its bound, so a door never opens without room
 /// for its record.
 struct UnlockController {
