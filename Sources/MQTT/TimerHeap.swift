@@ -18,7 +18,7 @@ struct TimerHeap {
         var child = entries.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard precedes(entries[child], entries[parent]) else { break }
+            guard precedes(child, parent) else { break }
             entries.swapAt(child, parent)
             child = parent
         }
@@ -27,8 +27,8 @@ struct TimerHeap {
     /// Removes and returns every action due at `now`, in deadline order.
     mutating func popDue(_ now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
         var due: [@Sendable () -> Void] = []
-        while let first = entries.first, first.deadline <= now {
-            due.append(first.action)
+        while !entries.isEmpty, entries[0].deadline <= now {
+            due.append(entries[0].action)
             let last = entries.removeLast()
             guard !entries.isEmpty else { break }
             entries[0] = last
@@ -37,8 +37,8 @@ struct TimerHeap {
                 let left = 2 * parent + 1
                 let right = left + 1
                 var smallest = parent
-                if left < entries.count, precedes(entries[left], entries[smallest]) { smallest = left }
-                if right < entries.count, precedes(entries[right], entries[smallest]) { smallest = right }
+                if left < entries.count, precedes(left, smallest) { smallest = left }
+                if right < entries.count, precedes(right, smallest) { smallest = right }
                 guard smallest != parent else { break }
                 entries.swapAt(parent, smallest)
                 parent = smallest
@@ -47,8 +47,9 @@ struct TimerHeap {
         return due
     }
 
-    /// Same deadline: first scheduled, first run.
-    private func precedes(_ a: Entry, _ b: Entry) -> Bool {
-        a.deadline < b.deadline || (a.deadline == b.deadline && a.sequence < b.sequence)
+    /// Same deadline: first scheduled, first run. By index, so that comparing copies no closure.
+    private func precedes(_ a: Int, _ b: Int) -> Bool {
+        let (first, second) = (entries[a].deadline, entries[b].deadline)
+        return first < second || (first == second && entries[a].sequence < entries[b].sequence)
     }
 }
