@@ -74,7 +74,8 @@ struct Report: Codable {
     var activationSeconds: Double
     var accessDecisionsPerSecond: Double
     var latencyRatio: Double
-    var throughputRatio: Double
+    /// `nil` when no rate was sustained (every trial failed): there is no throughput to compare.
+    var throughputRatio: Double?
     var targets: [Target]
 
     var table: String {
@@ -134,7 +135,7 @@ struct Report: Codable {
         lines.append("Access-rule decisions in-process: \(f(accessDecisionsPerSecond / 1e6, 1)) million/s")
         lines.append("")
         lines.append(
-            "Ratios: unlock p50 ÷ (2 × MQTT round-trip p50) = \(f(latencyRatio, 2));  unlock throughput ÷ (MQTT pairs/s ÷ 2) = \(f(throughputRatio, 2))"
+            "Ratios: unlock p50 ÷ (2 × MQTT round-trip p50) = \(f(latencyRatio, 2));  unlock throughput ÷ (MQTT pairs/s ÷ 2) = \(throughputRatio.map { f($0, 2) } ?? "n/a (no rate sustained)")"
         )
         lines.append("")
         lines.append("Targets")

@@ -151,7 +151,7 @@ struct UnlockITBench: AsyncParsableCommand {
         let decisions = accessDecisionsPerSecond(iterations: smoke ? 200_000 : 5_000_000)
 
         let ratio = unlocks[0].p50Ms / (2 * floorResult.roundTripP50Ms)
-        let throughputRatio = (sustained?.achievedPerSecond ?? 0) / (floorResult.pairsPerSecond / 2)
+        let throughputRatio = sustained.map { $0.achievedPerSecond / (floorResult.pairsPerSecond / 2) }
         let c64 = unlocks.first { $0.concurrency == 64 }!
         let c16 = unlocks.first { $0.concurrency == 16 }!
         let withSignIns = Report.Latency(concurrency: 16, interfered)
