@@ -34,9 +34,10 @@ final class AuditBatcher: Sendable {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
-    /// Which drain a caller must start, if any.
+    /// Which drain a caller must start, if any. A lingering drain carries a token: it runs only if
+    /// nothing has superseded it by the time it fires.
     private enum Start {
-        case none, now, afterLinger
+        case none, now, afterLinger(UInt64)
     }
 
     private struct State {
@@ -47,23 +48,30 @@ final class AuditBatcher: Sendable {
         var settled: UInt64 = 0
         var handedIn: UInt64 { settled + UInt64(queue.count) }
         var flushes: [Flush] = []
-        /// Whether a drain is running or scheduled on `background`.
+        /// Whether a drain is running or scheduled on `background`: exactly one is in charge of the
+        /// queue while it is not empty.
         var draining = false
-        /// Whether the scheduled drain is one waiting out ``linger`` (an urgent caller starts another).
-        var lingering = false
+        /// The token of the drain in charge when it is one waiting out ``linger``; `nil` otherwise.
+        var lingeringDrain: UInt64?
+        var lastToken: UInt64 = 0
 
         /// Notes that something was handed in (or a flush asked for) and says which drain to start:
-        /// none while one is running or scheduled, unless an urgent caller finds only a lingering one.
+        /// none while one is in charge, unless an urgent caller finds it lingering (then an immediate
+        /// drain takes charge and the lingering one will find itself superseded).
         mutating func schedule(urgent: Bool) -> Start {
             if draining {
-                guard urgent && lingering else { return .none }
-                lingering = false
+                guard urgent, lingeringDrain != nil else { return .none }
+                lingeringDrain = nil
                 return .now
             }
             draining = true
-            if urgent { return .now }
-            lingering = true
-            return .afterLinger
+            return urgent ? .now : lingerAgain()
+        }
+
+        mutating func lingerAgain() -> Start {
+            lastToken += 1
+            lingeringDrain = lastToken
+            return .afterLinger(lastToken)
         }
 
         /// Whether what is queued must be committed now rather than after ``linger``.
@@ -139,20 +147,26 @@ final class AuditBatcher: Sendable {
         switch start {
         case .none: break
         case .now: background.async { [self] in drain() }
-        case .afterLinger: background.asyncAfter(deadline: .now() + linger) { [self] in drain() }
+        case .afterLinger(let token): background.asyncAfter(deadline: .now() + linger) { [self] in drain(lingered: token) }
         }
     }
 
     /// Runs on `background`: commits what is queued, a batch at a time, until the queue is empty or
     /// holds only events that may wait out ``linger`` for more.
-    private func drain() {
+    /// `lingered`: the token of a lingering drain, which does nothing if it was superseded.
+    private func drain(lingered: UInt64? = nil) {
+        var token = lingered
         while true {
-            let batch = state.withLock { state -> ArraySlice<Entry> in
-                state.lingering = false
+            let batch = state.withLock { state -> ArraySlice<Entry>? in
+                if let token {
+                    guard state.lingeringDrain == token else { return nil }
+                    state.lingeringDrain = nil
+                }
                 if state.queue.isEmpty { state.draining = false }
                 return state.queue.prefix(batchLimit)
             }
-            guard !batch.isEmpty else { return }
+            token = nil
+            guard let batch, !batch.isEmpty else { return }
             do {
                 try commit(batch.map(\.event))
             } catch {
@@ -169,17 +183,12 @@ final class AuditBatcher: Sendable {
                     state.draining = false
                     return (ready, .none)
                 }
-                if state.isUrgent(batchLimit: batchLimit) { return (ready, .now) }
-                state.lingering = true
-                return (ready, .afterLinger)
+                return (ready, state.isUrgent(batchLimit: batchLimit) ? .now : state.lingerAgain())
             }
             for entry in batch { entry.continuation?.resume() }
             for continuation in waiting { continuation.resume() }
-            switch next {
-            case .now: continue
-            case .afterLinger: begin(.afterLinger)
-            case .none: break
-            }
+            if case .now = next { continue }
+            begin(next)
             return
         }
     }

@@ -159,4 +159,35 @@ import UnlockITCore
         try await disk.waitForWritten(3)
         #expect(disk.written == ["a", "b", "c"])
     }
+
+    @Test(.timeLimit(.minutes(1))) func underConcurrentUseEveryEventIsWrittenOnceInItsCallersOrder() async throws {
+        let disk = Disk()
+        let batcher = AuditBatcher(linger: .milliseconds(1)) { try disk.commit($0) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for caller in 0..<8 {
+                group.addTask {
+                    var random = SystemRandomNumberGenerator()
+                    for index in 0..<200 {
+                        let tag = "c\(caller)-\(index)"
+                        switch Int.random(in: 0..<10, using: &random) {
+                        case 0..<7: batcher.enqueue(event(tag))
+                        case 7..<9: try await batcher.append(event(tag))
+                        default:
+                            batcher.enqueue(event(tag))
+                            try await batcher.flush()
+                        }
+                        if index % 50 == 0 { try await Task.sleep(for: .milliseconds(2)) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await batcher.flush()
+        let written = disk.written
+        #expect(written.count == 1600)
+        #expect(Set(written).count == 1600)
+        for caller in 0..<8 {
+            #expect(written.filter { $0.hasPrefix("c\(caller)-") } == (0..<200).map { "c\(caller)-\($0)" })
+        }
+    }
 }
