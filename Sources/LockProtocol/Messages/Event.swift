@@ -64,7 +64,7 @@ public enum Event: Sendable, Equatable {
             return .nonce(req: try fields.requestID(), nonce: try fields.block("nonce"))
         case "result":
             try fields.expect(["req", "granted"], optional: ["reason"])
-            let granted = fields.bool["granted"]!
+            let granted = fields.bool("granted")!
             let reason = fields.has("reason") ? try fields.value("reason", as: DenialReason.self) : nil
             // A grant never carries a reason and a denial always does.
             guard granted == (reason == nil) else { throw .invalidField("reason") }

@@ -31,8 +31,8 @@ public struct LockStatus: Sendable, Equatable {
         let fields = try WireFormat.fields(payload)
         guard fields.op == "status" else { throw .unknownOp(fields.op) }
         try fields.expect(["online"], optional: ["activated", "firmware"])
-        let firmware = fields.string["firmware"]
+        let firmware = fields.string("firmware")
         if let firmware, !isValidFirmware(firmware) { throw .invalidField("firmware") }
-        return LockStatus(online: fields.bool["online"]!, activated: fields.bool["activated"], firmware: firmware)
+        return LockStatus(online: fields.bool("online")!, activated: fields.bool("activated"), firmware: firmware)
     }
 }

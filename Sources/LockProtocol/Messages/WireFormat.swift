@@ -20,26 +20,24 @@ public enum WireFormat {
             guard let type = Fields.type(of: key) else { throw .unexpectedField(key) }
             // A repeated field would be read differently by different parsers: refused.
             guard !fields.has(key) else { throw .invalidField(key) }
-            fields.keys.append(key)
             switch (type, value) {
-            case (.string, .string(let text)): fields.string[key] = text
-            case (.int, .integer(let number)): fields.int[key] = number
-            case (.bool, .bool(let flag)): fields.bool[key] = flag
+            case (.string, .string), (.int, .integer), (.bool, .bool): fields.members.append((key, value))
             default: throw .invalidField(key)
             }
         }
-        guard let version = fields.int["v"] else { throw fields.has("v") ? .invalidField("v") : .missingField("v") }
+        guard let version = fields.int("v") else { throw fields.has("v") ? .invalidField("v") : .missingField("v") }
         guard version == Self.version else { throw .unsupportedVersion(version) }
-        guard fields.string["op"] != nil else { throw fields.has("op") ? .invalidField("op") : .missingField("op") }
+        guard fields.string("op") != nil else { throw fields.has("op") ? .invalidField("op") : .missingField("op") }
         return fields
     }
 
     /// A flat JSON object read field by field: strings, integers and booleans only.
+    ///
+    /// The members stay in a small array, searched in order: a message has at most five, and a
+    /// dictionary per type (hashing every name) cost more than the rest of the decoding.
     struct Fields {
-        var string: [String: String] = [:]
-        var int: [String: Int] = [:]
-        var bool: [String: Bool] = [:]
-        var keys: [String] = []
+        /// In document order; each value is of the type its name fixes (checked by ``fields(_:)``).
+        fileprivate(set) var members: [(key: String, value: FlatJSON.Value)] = []
 
         enum FieldType { case string, int, bool }
 
@@ -52,36 +50,53 @@ public enum WireFormat {
             }
         }
 
-        func has(_ key: String) -> Bool { keys.contains(key) }
-        var op: String { string["op"] ?? "" }
+        func has(_ key: String) -> Bool { members.contains { $0.key == key } }
+        var op: String { string("op") ?? "" }
+
+        private func value(of key: String) -> FlatJSON.Value? { members.first { $0.key == key }?.value }
+
+        func string(_ key: String) -> String? {
+            guard case .string(let text)? = value(of: key) else { return nil }
+            return text
+        }
+
+        func int(_ key: String) -> Int? {
+            guard case .integer(let number)? = value(of: key) else { return nil }
+            return number
+        }
+
+        func bool(_ key: String) -> Bool? {
+            guard case .bool(let flag)? = value(of: key) else { return nil }
+            return flag
+        }
 
         /// Throws unless the payload holds exactly the envelope, `required` and some of `optional`.
         func expect(_ required: [String], optional: [String] = []) throws(ProtocolError) {
             for key in required where !has(key) { throw .missingField(key) }
-            let allowed = Set(["v", "op"] + required + optional)
-            if let extra = keys.first(where: { !allowed.contains($0) }) { throw .unexpectedField(extra) }
+            let isAllowed = { (key: String) in key == "v" || key == "op" || required.contains(key) || optional.contains(key) }
+            if let extra = members.first(where: { !isAllowed($0.key) }) { throw .unexpectedField(extra.key) }
         }
 
         func requestID() throws(ProtocolError) -> RequestID {
-            guard let text = string["req"] else { throw .missingField("req") }
+            guard let text = string("req") else { throw .missingField("req") }
             guard let id = RequestID(text) else { throw .invalidField("req") }
             return id
         }
 
         func block(_ key: String) throws(ProtocolError) -> Block128 {
-            guard let text = string[key] else { throw .missingField(key) }
+            guard let text = string(key) else { throw .missingField(key) }
             guard let bytes = Hex.decode(text), let block = Block128(bytes) else { throw .invalidField(key) }
             return block
         }
 
         func hex(_ key: String, count: Int) throws(ProtocolError) -> [UInt8] {
-            guard let text = string[key] else { throw .missingField(key) }
+            guard let text = string(key) else { throw .missingField(key) }
             guard let bytes = Hex.decode(text), bytes.count == count else { throw .invalidField(key) }
             return bytes
         }
 
         func value<T: RawRepresentable>(_ key: String, as: T.Type) throws(ProtocolError) -> T where T.RawValue == String {
-            guard let text = string[key] else { throw .missingField(key) }
+            guard let text = string(key) else { throw .missingField(key) }
             guard let value = T(rawValue: text) else { throw .invalidField(key) }
             return value
         }
