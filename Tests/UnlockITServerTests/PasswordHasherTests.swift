@@ -8,7 +8,8 @@ import Testing
     /// The nice values of this process's threads, from /proc (field 19 of each thread's stat line).
     private static func niceValues() throws -> [Int] {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { task in
-            let stat = try String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8)
+            // A thread of another suite may end between the listing and the read: it is skipped.
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8) else { return nil }
             // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
             guard let close = stat.lastIndex(of: ")") else { return nil }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
