@@ -66,7 +66,10 @@ struct Report: Codable {
     var signInsPerSecondOffered: Double
     var signInsSucceeded: Int
     var signInsTurnedAway: Int
+    /// The highest rate held for the sustained run's length under the same rules as the trials.
     var sustained: Sustained?
+    /// Holds that failed before it (a trial passed at a rate that could not be held), highest first.
+    var failedHolds: [Sustained]
     var rateSearch: [Sustained]
     var serverStartupSeconds: Double
     var serverResidentMiB: Double
@@ -119,6 +122,15 @@ struct Report: Codable {
             lines.append(
                 "  open loop \(f(trial.targetPerSecond, 0))/s for \(f(trial.seconds, 0)) s: \(f(trial.achievedPerSecond, 0))/s achieved, \(trial.errors) errors, p99 \(f(trial.p99Ms, 2)) ms"
             )
+        }
+        for hold in failedHolds {
+            lines.append(
+                "Held \(f(hold.targetPerSecond, 0))/s for \(f(hold.seconds, 0)) s: not sustained (\(f(hold.achievedPerSecond, 0))/s achieved, \(hold.errors) errors, "
+                    + "\(hold.doubleOpenings) double openings, p99 \(f(hold.p99Ms, 2)) ms, \(hold.secondsOver100Ms) seconds with a request over 100 ms)"
+            )
+        }
+        if sustained == nil && !failedHolds.isEmpty {
+            lines.append("Sustained: no rate that passed its trial could be held")
         }
         if let sustained {
             lines.append(

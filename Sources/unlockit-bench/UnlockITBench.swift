@@ -125,23 +125,33 @@ struct UnlockITBench: AsyncParsableCommand {
         try await Task.sleep(for: .seconds(smoke ? 0.2 : 3))  // let the queued hashes drain
 
         var trials: [Report.Sustained] = []
+        var failedHolds: [Report.Sustained] = []
         var sustained: Report.Sustained?
         var paced: Report.Latency?
         if !smoke {
-            var best: Double?
+            var passed: [Double] = []
             for rate in rates.split(separator: ",").compactMap({ Double($0) }) {
                 say("trying \(Int(rate)) unlocks/s for \(Int(trialSeconds)) s")
                 let trial = try await sustain(site, load, rate: rate, seconds: trialSeconds)
                 trials.append(trial)
                 guard trial.isSustained else { break }
-                best = rate
+                passed.append(rate)
             }
-            if let best {
-                say("sustaining \(Int(best)) unlocks/s for \(Int(sustainSeconds)) s")
-                sustained = try await sustain(site, load, rate: best, seconds: sustainSeconds)
+            // A short trial can pass at a rate the machine cannot hold: then the next lower rate that
+            // passed is held, at most three in all, so the run reports a rate that was held.
+            for rate in passed.reversed().prefix(3) {
+                say("sustaining \(Int(rate)) unlocks/s for \(Int(sustainSeconds)) s")
+                let hold = try await sustain(site, load, rate: rate, seconds: sustainSeconds)
+                guard hold.isSustained else {
+                    failedHolds.append(hold)
+                    try await Task.sleep(for: .seconds(2))  // let the backlog of the failed hold drain
+                    continue
+                }
+                sustained = hold
                 say("64 clients at half that rate")
-                let run = load.openLoop(rate: best / 2, duration: runDuration, connections: 64)
+                let run = load.openLoop(rate: rate / 2, duration: runDuration, connections: 64)
                 paced = Report.Latency(concurrency: 64, run)
+                break
             }
         } else {
             sustained = try await sustain(site, load, rate: 100, seconds: 1)
@@ -180,7 +190,8 @@ struct UnlockITBench: AsyncParsableCommand {
             floor: floorResult, lockRoundTripP50Ms: lockSamples.p50.milliseconds, store: storeResult, unlocks: unlocks, paced: paced,
             signInLoad: withSignIns, signInsPerSecondOffered: signInsPerSecond, signInsSucceeded: signIns.succeeded,
             signInsTurnedAway: signIns.turnedAway,
-            sustained: sustained, rateSearch: trials, serverStartupSeconds: site.startupSeconds, serverResidentMiB: residentMiB,
+            sustained: sustained, failedHolds: failedHolds, rateSearch: trials, serverStartupSeconds: site.startupSeconds,
+            serverResidentMiB: residentMiB,
             registrationSeconds: site.registrationSeconds, activationSeconds: site.activationSeconds, accessDecisionsPerSecond: decisions,
             latencyRatio: ratio, throughputRatio: throughputRatio, targets: targets)
         try Report.svg(unlocks: plotted, floor: floorSamples).write(toFile: "\(output)/latency.svg", atomically: true, encoding: .utf8)
