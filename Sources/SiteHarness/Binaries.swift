@@ -38,8 +38,10 @@ public struct HarnessError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// A fresh temporary folder, removed by ``remove()``.
-public struct TemporaryDirectory: Sendable {
+/// A fresh temporary folder, removed by ``remove()`` or, at the latest, when the last reference to
+/// it goes away (a test suite that keeps one per test leaves nothing behind in `/tmp`). Keep the
+/// value itself, not only its `path`, for as long as the folder is in use.
+public final class TemporaryDirectory: Sendable {
     public let path: String
 
     public init(_ prefix: String = "unlockit-test") throws {
@@ -47,6 +49,8 @@ public struct TemporaryDirectory: Sendable {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         self.path = path
     }
+
+    deinit { remove() }
 
     /// Removes the folder and everything in it. Tries again while it still exists: a removal that
     /// races another (an interrupted benchmark cleans up from two places) stops at the first file the
