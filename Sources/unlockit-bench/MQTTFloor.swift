@@ -16,7 +16,8 @@ struct MQTTFloor {
         var pairsPerSecond: Double
     }
 
-    func run(roundTrips: Int, throughputFor duration: Duration, concurrency: Int) async throws -> (Result, Samples) {
+    /// Two connected clients, a requester and a responder; measure with them, then ``Link/close()``.
+    func connect() async throws -> Link {
         // Requests and answers, matched by a sequence number in the payload.
         let pending = PendingReplies<UInt64>()
         func client(_ id: String, _ subscriptions: [String], _ handler: @escaping @Sendable (MQTTMessage) -> Void) throws -> MQTTClient {
@@ -40,45 +41,58 @@ struct MQTTFloor {
         try await responder.waitUntilConnected(timeout: .seconds(10))
         try await requester.waitUntilConnected(timeout: .seconds(10))
         try await Task.sleep(for: .milliseconds(300))
+        let link = Link(requester: requester, responder: responder, pending: pending)
+        for _ in 0..<200 { try await link.roundTrip() }  // warm up
+        return link
+    }
 
+    /// The floor's clients, connected.
+    struct Link: Sendable {
+        let requester: MQTTClient
+        let responder: MQTTClient
+        let pending: PendingReplies<UInt64>
         let counter = Counter()
-        @Sendable func roundTrip() async throws {
+
+        func roundTrip() async throws {
             let id = UInt64(counter.add())
             var payload = [UInt8](repeating: 0, count: 64)
             withUnsafeBytes(of: id) { payload.replaceSubrange(0..<8, with: $0) }
             try await pending.wait(id) { try requester.publish(topic: "bench/floor/request", payload: payload) }
         }
 
-        // Warm up, then one at a time for the latency.
-        for _ in 0..<200 { try await roundTrip() }
-        var samples = Samples()
-        for _ in 0..<roundTrips {
-            let start = ContinuousClock.now
-            try await roundTrip()
-            samples.add(start.duration(to: .now))
+        /// Round trips one at a time, for the latency.
+        func latency(roundTrips: Int) async throws -> Samples {
+            var samples = Samples()
+            for _ in 0..<roundTrips {
+                let start = ContinuousClock.now
+                try await roundTrip()
+                samples.add(start.duration(to: .now))
+            }
+            return samples
         }
 
-        // Many in flight for the most pairs per second.
-        let done = Counter()
-        let deadline = ContinuousClock.now + duration
-        let start = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<concurrency {
-                group.addTask {
-                    while ContinuousClock.now < deadline {
-                        try await roundTrip()
-                        done.add()
+        /// Many in flight for `duration`: the most request/response pairs per second.
+        func pairsPerSecond(for duration: Duration, concurrency: Int) async throws -> Double {
+            let done = Counter()
+            let deadline = ContinuousClock.now + duration
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<concurrency {
+                    group.addTask {
+                        while ContinuousClock.now < deadline {
+                            try await roundTrip()
+                            done.add()
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            return Double(done.current) / start.duration(to: .now).seconds
         }
-        let elapsed = start.duration(to: .now).seconds
-        await requester.shutdown()
-        await responder.shutdown()
-        let result = Result(
-            roundTripP50Ms: samples.p50.milliseconds, roundTripP99Ms: samples.p99.milliseconds,
-            pairsPerSecond: Double(done.current) / elapsed)
-        return (result, samples)
+
+        func close() async {
+            await requester.shutdown()
+            await responder.shutdown()
+        }
     }
 }
