@@ -141,6 +141,29 @@ struct SignInTests {
         }
     }
 
+    @Test("Guesses at the current password in a password change count against the same limit as sign-ins")
+    func passwordChangeGuessesAreLimited() async throws {
+        let harness = try Harness {
+            $0.lockoutThreshold = 5; $0.lockoutSeconds = 60
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let token = try await api.session("admin@acme.test", initial, newPassword: "the right password 1")
+            func change(_ current: String) async throws -> API.Reply {
+                try await api.post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": "another new password 2"])
+            }
+            for _ in 0..<5 { #expect(try await change("a wrong guess 123").code == "wrong_password") }
+            // Locked out: the right password is not even checked, and sign-in is locked out too.
+            #expect(try await change("the right password 1").code == "wrong_password")
+            #expect(try await api.signIn("admin@acme.test", "the right password 1").status == 401)
+            harness.clock.advance(61)
+            #expect(try await change("the right password 1").status == 204)
+            let audit = try await api.get("/api/v1/audit?action=change_password&outcome=denied", token)
+            #expect(audit.items.filter { ($0["reason"] as? String) == "wrong_password" }.count == 5)
+            #expect(audit.items.filter { ($0["reason"] as? String) == "throttled" }.count == 1)
+        }
+    }
+
     @Test("At most a set number of failed sign-ins per account per hour")
     func hourlyLimit() async throws {
         let harness = try Harness {

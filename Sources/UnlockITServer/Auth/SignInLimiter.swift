@@ -1,15 +1,35 @@
 import Foundation
 import Synchronization
 
-/// Failed sign-ins per account: at most `perHour` in any hour, and a short lock-out after
-/// `lockoutThreshold` failures in a row. Accounts are keyed by the normalised email whether or not
-/// they exist, and a blocked attempt is answered exactly like a wrong password, so neither the limit
-/// nor the lock-out tells an attacker anything.
+/// Failed password checks per account (sign-ins and the current password of a password change):
+/// at most `perHour` in any hour, and a short lock-out after `lockoutThreshold` failures in a row.
+/// Accounts are keyed by the normalised email whether or not they exist, and a blocked attempt is
+/// answered exactly like a wrong password, so neither the limit nor the lock-out tells an attacker
+/// anything.
 final class SignInLimiter: Sendable {
     private struct Record {
         var failures: [Date] = []
         var consecutive = 0
         var lockedUntil: Date?
+        /// Checks started and not yet finished.
+        var inFlight = 0
+    }
+
+    /// A password check that may run; end it with ``finished(_:passed:now:)`` or ``abandoned(_:)``.
+    struct Attempt: Sendable {
+        let account: String
+    }
+
+    enum Verdict: Sendable {
+        /// Check the password.
+        case check(Attempt)
+        /// Locked out or over the hourly limit: answer exactly like a wrong password.
+        case refused
+        /// As many checks are already running for the account as it has failures left before a
+        /// lock-out (or the hour's limit): answer 503 `server_busy`. Without this, checks running at
+        /// the same time would together get past the limit (bcrypt's slot and queue hold nine, the
+        /// lock-out threshold is five); it tells nothing about the password.
+        case busy
     }
 
     private let perHour: Int
@@ -25,37 +45,51 @@ final class SignInLimiter: Sendable {
         self.lockout = TimeInterval(lockoutSeconds)
     }
 
-    /// Whether an attempt for `account` may be checked at all right now.
-    func allows(_ account: String, now: Date) -> Bool {
-        records.withLock { records in
-            guard var record = records[account] else { return true }
-            record.failures.removeAll { now.timeIntervalSince($0) >= 3600 }
-            records[account] = record
-            if let until = record.lockedUntil, now < until { return false }
-            return record.failures.count < perHour
-        }
-    }
-
-    func recordFailure(_ account: String, now: Date) {
+    /// Whether a password check for `account` may start now.
+    func begin(_ account: String, now: Date) -> Verdict {
         records.withLock { records in
             if records[account] == nil && records.count >= capacity {
                 let oldest = records.min { ($0.value.failures.last ?? .distantPast) < ($1.value.failures.last ?? .distantPast) }
                 if let oldest { records[oldest.key] = nil }
             }
             var record = records[account] ?? Record()
-            record.failures.append(now)
-            record.consecutive += 1
-            if record.consecutive >= lockoutThreshold {
-                record.lockedUntil = now.addingTimeInterval(lockout)
-                record.consecutive = 0
+            defer { records[account] = record }
+            record.failures.removeAll { now.timeIntervalSince($0) >= 3600 }
+            if let until = record.lockedUntil, now < until { return .refused }
+            guard record.failures.count < perHour else { return .refused }
+            guard record.consecutive + record.inFlight < lockoutThreshold, record.failures.count + record.inFlight < perHour else {
+                return .busy
             }
-            records[account] = record
+            record.inFlight += 1
+            return .check(Attempt(account: account))
         }
     }
 
-    func recordSuccess(_ account: String) {
+    /// The check ended with a verdict on the password.
+    func finished(_ attempt: Attempt, passed: Bool, now: Date) {
         records.withLock { records in
-            records[account]?.consecutive = 0
+            guard var record = records[attempt.account] else { return }
+            record.inFlight = max(0, record.inFlight - 1)
+            if passed {
+                record.consecutive = 0
+            } else {
+                record.failures.append(now)
+                record.consecutive += 1
+                if record.consecutive >= lockoutThreshold {
+                    record.lockedUntil = now.addingTimeInterval(lockout)
+                    record.consecutive = 0
+                }
+            }
+            records[attempt.account] = record
+        }
+    }
+
+    /// The check did not run to a verdict (the hasher turned it away, or it failed): it counts for nothing.
+    func abandoned(_ attempt: Attempt) {
+        records.withLock { records in
+            guard var record = records[attempt.account] else { return }
+            record.inFlight = max(0, record.inFlight - 1)
+            records[attempt.account] = record
         }
     }
 }

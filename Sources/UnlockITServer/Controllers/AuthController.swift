@@ -46,7 +46,14 @@ struct AuthController {
             try await services.hasher.verifyNothing(body.password)
             throw APIError.invalidCredentials
         }
-        guard services.signInLimiter.allows(email, now: now) else {
+        let attempt: SignInLimiter.Attempt
+        switch services.signInLimiter.begin(email, now: now) {
+        case .check(let started):
+            attempt = started
+        case .busy:
+            services.metrics.signIn(outcome: "busy")
+            throw APIError.serverBusy
+        case .refused:
             try await services.hasher.verifyNothing(body.password)
             services.metrics.signIn(outcome: "throttled")
             if let (user, _) = try await services.store.credentials(email: email) {
@@ -55,20 +62,29 @@ struct AuthController {
             }
             throw APIError.invalidCredentials
         }
-        guard let (user, hash) = try await services.store.credentials(email: email), let hash else {
-            try await services.hasher.verifyNothing(body.password)
-            services.signInLimiter.recordFailure(email, now: now)
+        // The limiter learns the verdict; a check that ends without one (the hasher turned it away)
+        // counts for nothing.
+        let checked: (user: User, passed: Bool)?
+        do {
+            if let (user, hash) = try await services.store.credentials(email: email), let hash {
+                checked = (user, try await services.hasher.verify(body.password, hash: hash))
+            } else {
+                try await services.hasher.verifyNothing(body.password)
+                checked = nil
+            }
+        } catch {
+            services.signInLimiter.abandoned(attempt)
+            throw error
+        }
+        services.signInLimiter.finished(attempt, passed: checked?.passed == true, now: services.clock.now())
+        guard let (user, passed) = checked, passed else {
             services.metrics.signIn(outcome: "failure")
+            if let user = checked?.user {
+                try await services.store.append(
+                    services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .wrongPassword, subject: user.id))
+            }
             throw APIError.invalidCredentials
         }
-        guard try await services.hasher.verify(body.password, hash: hash) else {
-            services.signInLimiter.recordFailure(email, now: now)
-            services.metrics.signIn(outcome: "failure")
-            try await services.store.append(
-                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .wrongPassword, subject: user.id))
-            throw APIError.invalidCredentials
-        }
-        services.signInLimiter.recordSuccess(email)
         return try await startSession(for: user, method: .password)
     }
 

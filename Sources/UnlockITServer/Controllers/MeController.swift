@@ -55,7 +55,30 @@ struct MeController {
         guard let (_, hash) = try await services.store.credentials(email: identity.user.email), let hash else {
             throw APIError.conflict(.noPassword, "This account signs in with OpenID Connect only")
         }
-        guard try await services.hasher.verify(body.currentPassword, hash: hash) else {
+        // The current password is guessed against the same limit as sign-ins: a stolen session must
+        // not become a way to try passwords without one (and then to take the account over).
+        let attempt: SignInLimiter.Attempt
+        switch services.signInLimiter.begin(identity.user.email, now: services.clock.now()) {
+        case .check(let started):
+            attempt = started
+        case .busy:
+            throw APIError.serverBusy
+        case .refused:
+            try await services.store.append(
+                services.audit(
+                    .changePassword, by: identity.user, company: identity.user.companyID, outcome: .denied, reason: .throttled,
+                    subject: identity.user.id))
+            throw APIError.wrongPassword
+        }
+        let passed: Bool
+        do {
+            passed = try await services.hasher.verify(body.currentPassword, hash: hash)
+        } catch {
+            services.signInLimiter.abandoned(attempt)
+            throw error
+        }
+        services.signInLimiter.finished(attempt, passed: passed, now: services.clock.now())
+        guard passed else {
             try await services.store.append(
                 services.audit(
                     .changePassword, by: identity.user, company: identity.user.companyID, outcome: .denied, reason: .wrongPassword,

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+@testable import UnlockITServer
+
+@Suite struct SignInLimiterTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func started(_ verdict: SignInLimiter.Verdict) -> SignInLimiter.Attempt? {
+        if case .check(let attempt) = verdict { return attempt }
+        return nil
+    }
+
+    func isBusy(_ verdict: SignInLimiter.Verdict) -> Bool {
+        if case .busy = verdict { return true }
+        return false
+    }
+
+    func isRefused(_ verdict: SignInLimiter.Verdict) -> Bool {
+        if case .refused = verdict { return true }
+        return false
+    }
+
+    @Test("Checks running at the same time cannot together get past the lock-out threshold")
+    func concurrentChecksAreBounded() {
+        let limiter = SignInLimiter(perHour: 100, lockoutThreshold: 5, lockoutSeconds: 60)
+        // Nine checks asked for before any ends (bcrypt's slot and queue hold nine): five may run.
+        let verdicts = (0..<9).map { _ in limiter.begin("a@x.test", now: now) }
+        let running = verdicts.compactMap(started)
+        #expect(running.count == 5)
+        #expect(verdicts.filter(isBusy).count == 4)
+        #expect(started(limiter.begin("b@x.test", now: now)) != nil)  // other accounts are not affected
+        // All five were wrong: the account is locked out, and that is a refusal, not "busy".
+        for attempt in running { limiter.finished(attempt, passed: false, now: now) }
+        #expect(isRefused(limiter.begin("a@x.test", now: now.addingTimeInterval(59))))
+        #expect(started(limiter.begin("a@x.test", now: now.addingTimeInterval(61))) != nil)
+    }
+
+    @Test("A passing check ends the run of failures; an abandoned one counts for nothing")
+    func verdicts() throws {
+        let limiter = SignInLimiter(perHour: 100, lockoutThreshold: 3, lockoutSeconds: 60)
+        for _ in 0..<2 { limiter.finished(try #require(started(limiter.begin("a@x.test", now: now))), passed: false, now: now) }
+        limiter.finished(try #require(started(limiter.begin("a@x.test", now: now))), passed: true, now: now)
+        for _ in 0..<2 { limiter.finished(try #require(started(limiter.begin("a@x.test", now: now))), passed: false, now: now) }
+        // Two failures in a row so far; a check the hasher turned away changes nothing.
+        limiter.abandoned(try #require(started(limiter.begin("a@x.test", now: now))))
+        #expect(started(limiter.begin("a@x.test", now: now)) != nil)
+        #expect(isBusy(limiter.begin("a@x.test", now: now)))  // one failure left, and one check is running
+    }
+
+    @Test("At most perHour failures in any hour")
+    func hourlyLimit() throws {
+        let limiter = SignInLimiter(perHour: 3, lockoutThreshold: 100, lockoutSeconds: 60)
+        for _ in 0..<3 { limiter.finished(try #require(started(limiter.begin("a@x.test", now: now))), passed: false, now: now) }
+        #expect(isRefused(limiter.begin("a@x.test", now: now.addingTimeInterval(3599))))
+        #expect(started(limiter.begin("a@x.test", now: now.addingTimeInterval(3600))) != nil)
+    }
+}
