@@ -29,10 +29,16 @@ extension SQLiteStore {
         }
     }
 
-    public func updateRoom(_ room: Room, audit: AuditEvent) async throws {
+    public func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws
+        -> Room
+    {
         try write { db in
-            guard var record = try RoomRecord.filter(Column("id") == room.id.rawValue && Column("companyId") == room.companyID.rawValue).fetchOne(db)
-            else { throw StoreError.notFound }
+            guard var room = try Self.fetchRoom(id, in: company, db), var record = try RoomRecord.fetchOne(db, key: id.rawValue) else {
+                throw StoreError.notFound
+            }
+            try change(&room)
+            room.id = id
+            room.companyID = company
             if record.name.lowercased() != room.name.lowercased() { try Self.requireUniqueName(room, db) }
             record.name = room.name
             record.description = room.description
@@ -42,6 +48,7 @@ extension SQLiteStore {
             record.updatedAt = room.updatedAt
             try record.update(db)
             try self.insertAudit(audit, db)
+            return try Self.fetchRoom(id, in: company, db) ?? room
         }
     }
 

@@ -57,12 +57,22 @@ extension SQLiteStore {
         }
     }
 
-    public func updateUser(_ user: User, audit: AuditEvent) async throws {
+    public func updateUser(_ id: UserID, in company: CompanyID, audit: AuditEvent, change: (inout User) throws -> Void) async throws
+        -> User
+    {
         try write { db in
-            guard var record = try UserRecord.filter(Column("id") == user.id.rawValue && Column("companyId") == user.companyID.rawValue).fetchOne(db)
+            guard var record = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db)
             else { throw StoreError.notFound }
+            var user = record.user
+            try change(&user)
             if record.email != user.email {
                 guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
+            }
+            if !record.enabled && user.enabled {
+                // Re-enabled: the sessions from before the user was disabled stay dead (a token that
+                // leaked then must not come back to life); the user signs in again.
+                try db.execute(
+                    sql: #"UPDATE "session" SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL"#, arguments: [user.updatedAt, user.id.rawValue])
             }
             record.email = user.email
             record.name = user.name
@@ -71,8 +81,9 @@ extension SQLiteStore {
             record.enabled = user.enabled
             record.updatedAt = user.updatedAt
             try record.update(db)
-            try Self.requireAnAdmin(in: user.companyID, db)
+            try Self.requireAnAdmin(in: company, db)
             try self.insertAudit(audit, db)
+            return record.user
         }
     }
 

@@ -18,6 +18,7 @@ struct AccessModelTests {
     struct ModelUser {
         let id: String
         let company: Int
+        let email: String
         var token: String
         var level: Int
         var enabled: Bool
@@ -77,7 +78,7 @@ struct AccessModelTests {
                     let email = "user\(index)@company\(company).test"
                     let id = try await api.createUser(admin, email, level: level)
                     let token = try await api.session(email, "initial password 1")
-                    users.append(ModelUser(id: id, company: company, token: token, level: level, enabled: true))
+                    users.append(ModelUser(id: id, company: company, email: email, token: token, level: level, enabled: true))
                 }
                 for index in 0..<3 {
                     let required: Int? = Bool.random(using: &random) || index == 0 ? Int.random(in: 0...5, using: &random) : nil
@@ -184,6 +185,11 @@ struct AccessModelTests {
             let enabled = !user.enabled
             #expect(try await api.call(.patch, "/api/v1/users/\(user.id)", token: admin, json: ["enabled": enabled]).status == 200)
             users[userIndex].enabled = enabled
+            if enabled {
+                // Re-enabled: the session from before is revoked; the user signs in again.
+                #expect(try await api.get("/api/v1/me", user.token).status == 401)
+                users[userIndex].token = try await api.session(user.email, "a brand new password")
+            }
         }
     }
 }

@@ -68,9 +68,8 @@ import UnlockITStore
         #expect(try await store.users(in: b.id).allSatisfy { $0.companyID == b.id })
         #expect(try await store.auditEvents(AuditQuery(companyID: b.id)).allSatisfy { $0.companyID == b.id })
 
-        var foreign = adminA
-        foreign.companyID = b.id
-        await #expect(throws: StoreError.notFound) { try await store.updateUser(foreign, audit: audit(b.id)) }
+        await #expect(throws: StoreError.notFound) { _ = try await store.updateUser(adminA.id, in: b.id, audit: audit(b.id)) { $0.name = "X" } }
+        await #expect(throws: StoreError.notFound) { _ = try await store.updateRoom(roomA.id, in: b.id, audit: audit(b.id)) { $0.name = "X" } }
         await #expect(throws: StoreError.notFound) { try await store.deleteUser(adminA.id, in: b.id, audit: audit(b.id)) }
         await #expect(throws: StoreError.notFound) { try await store.deleteRoom(roomA.id, in: b.id, audit: audit(b.id)) }
         await #expect(throws: StoreError.notFound) {
@@ -101,18 +100,19 @@ import UnlockITStore
 
     @Test func theLastAdminStays() async throws {
         let (company, admin) = try await makeCompany("Epsilon")
-        var demoted = admin
-        demoted.role = .employee
-        await #expect(throws: StoreError.lastAdmin) { try await store.updateUser(demoted, audit: audit(company.id)) }
-        var disabled = admin
-        disabled.enabled = false
-        await #expect(throws: StoreError.lastAdmin) { try await store.updateUser(disabled, audit: audit(company.id)) }
+        await #expect(throws: StoreError.lastAdmin) {
+            _ = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) { $0.role = .employee }
+        }
+        await #expect(throws: StoreError.lastAdmin) {
+            _ = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) { $0.enabled = false }
+        }
         await #expect(throws: StoreError.lastAdmin) { try await store.deleteUser(admin.id, in: company.id, audit: audit(company.id)) }
         #expect(try await store.user(admin.id)?.role == .admin)
 
         let second = makeUser(company.id, "second@epsilon.test", role: .admin)
         try await store.createUser(second, passwordHash: nil, audit: audit(company.id))
-        try await store.updateUser(demoted, audit: audit(company.id))
+        let demoted = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) { $0.role = .employee }
+        #expect(demoted.role == .employee)
         #expect(try await store.user(admin.id)?.role == .employee)
     }
 
@@ -167,6 +167,53 @@ import UnlockITStore
         #expect(try await store.session(tokenHash: other)?.session.isValid(at: now) == false)
         try await store.revokeSession(tokenHash: keep, at: now)
         #expect(try await store.session(tokenHash: keep)?.session.isValid(at: now) == false)
+    }
+
+    @Test func anEditChangesOnlyItsFieldsOfTheRowAsStored() async throws {
+        let (company, _) = try await makeCompany("Kappa")
+        let bob = makeUser(company.id, "bob@kappa.test", level: 2)
+        try await store.createUser(bob, passwordHash: nil, audit: audit(company.id))
+        // One admin disables Bob while another, who loaded him before, renames him: both edits stay.
+        _ = try await store.updateUser(bob.id, in: company.id, audit: audit(company.id)) { $0.enabled = false }
+        let renamed = try await store.updateUser(bob.id, in: company.id, audit: audit(company.id)) { user in
+            #expect(!user.enabled)
+            user.name = "Robert"
+        }
+        #expect(renamed.name == "Robert" && !renamed.enabled && renamed.securityLevel == 2)
+        #expect(try await store.user(bob.id) == renamed)
+
+        var room = try await makeRoom(company.id, "Vault")
+        try await store.setAuthorization(user: bob.id, room: room.id, in: company.id, authorized: true, audit: audit(company.id))
+        _ = try await store.updateRoom(room.id, in: company.id, audit: audit(company.id)) { $0.requiredLevel = 5 }
+        room = try await store.updateRoom(room.id, in: company.id, audit: audit(company.id)) { $0.description = "Keys" }
+        #expect(room.requiredLevel == 5 && room.description == "Keys" && room.authorizedUsers == [bob.id])
+        #expect(try await store.room(room.id, in: company.id) == room)
+    }
+
+    @Test func reEnablingAUserRevokesTheSessionsFromBefore() async throws {
+        let (company, _) = try await makeCompany("Lambda")
+        let carol = makeUser(company.id, "carol@lambda.test")
+        try await store.createUser(carol, passwordHash: nil, audit: audit(company.id))
+        let token: [UInt8] = Array(repeating: 3, count: 32)
+        try await store.createSession(Session(tokenHash: token, userID: carol.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)))
+        _ = try await store.updateUser(carol.id, in: company.id, audit: audit(company.id)) { $0.enabled = false }
+        #expect(try await store.session(tokenHash: token)?.session.isValid(at: now) == true)  // still audits her unlock attempts
+        _ = try await store.updateUser(carol.id, in: company.id, audit: audit(company.id)) { user in
+            user.enabled = true
+            user.updatedAt = now.addingTimeInterval(60)
+        }
+        #expect(try await store.session(tokenHash: token)?.session.isValid(at: now.addingTimeInterval(61)) == false)
+    }
+
+    @Test func expiredSessionsArePurged() async throws {
+        let (_, admin) = try await makeCompany("Mu")
+        let expired: [UInt8] = Array(repeating: 4, count: 32)
+        let live: [UInt8] = Array(repeating: 5, count: 32)
+        try await store.createSession(Session(tokenHash: expired, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(10)))
+        try await store.createSession(Session(tokenHash: live, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)))
+        #expect(try await store.purgeSessions(expiredBefore: now.addingTimeInterval(60)) == 1)
+        #expect(try await store.session(tokenHash: expired) == nil)
+        #expect(try await store.session(tokenHash: live) != nil)
     }
 
     @Test func queuedAuditEventsAreInTheLogForTheNextRead() async throws {

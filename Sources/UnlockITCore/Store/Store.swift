@@ -20,8 +20,11 @@ public protocol Store: Sendable {
     /// The user with this (normalised) email and their password hash, for sign-in.
     func credentials(email: String) async throws -> (user: User, passwordHash: String?)?
     func users(in company: CompanyID) async throws -> [User]
-    /// Replaces the user's editable fields; refuses to leave the company without an enabled admin.
-    func updateUser(_ user: User, audit: AuditEvent) async throws
+    /// Applies `change` to the user as stored, in one write transaction (two admins editing
+    /// different fields at once both keep their edit), and returns the user as saved; only the
+    /// editable fields are kept (email, name, role, level, enabled, updatedAt). Refuses to leave the
+    /// company without an enabled admin.
+    func updateUser(_ id: UserID, in company: CompanyID, audit: AuditEvent, change: (inout User) throws -> Void) async throws -> User
     func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws
     /// Sets a new password hash, and revokes every session of the user except `keepSession`.
     func setPassword(_ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, audit: AuditEvent) async throws
@@ -30,7 +33,9 @@ public protocol Store: Sendable {
     func createRoom(_ room: Room, audit: AuditEvent) async throws
     func room(_ id: RoomID, in company: CompanyID) async throws -> Room?
     func rooms(in company: CompanyID) async throws -> [Room]
-    func updateRoom(_ room: Room, audit: AuditEvent) async throws
+    /// Applies `change` to the room as stored, in one write transaction, and returns the room as
+    /// saved; only the editable fields are kept (name, description, type, bookable, level, updatedAt).
+    func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws -> Room
     func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws
     func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws
 
@@ -60,6 +65,8 @@ public protocol Store: Sendable {
     /// The session and its user, if the token hash is known (valid or not: the caller checks).
     func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)?
     func revokeSession(tokenHash: [UInt8], at: Date) async throws
+    /// Deletes sessions that expired before `date` (they can never be used again); returns how many.
+    func purgeSessions(expiredBefore date: Date) async throws -> Int
 
     // MARK: Upkeep
     /// Periodic housekeeping that must stay off the request path (SQLite: checkpointing the

@@ -57,7 +57,7 @@ public enum UnlockITApp {
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "unlockit"),
-            services: [link, StoreMaintenance(store: parts.store, logger: parts.logger)],
+            services: [link, StoreMaintenance(store: parts.store, clock: parts.clock, logger: parts.logger)],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.httpPort) },
             logger: parts.logger)
     }

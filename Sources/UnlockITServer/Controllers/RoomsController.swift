@@ -88,21 +88,33 @@ struct RoomsController {
         let admin = try context.requireIdentity().user
         let id = try Self.roomID(context)
         let body = try await request.decodeStrict(Update.self, context: context)
-        guard var room = try await services.store.room(id, in: admin.companyID) else { throw APIError.notFound(.roomNotFound) }
-        if let name = body.name {
+        let name = try body.name.map { name in
             guard let valid = Validation.name(name) else { throw APIError.invalidField("name", "1–100 characters") }
-            room.name = valid
+            return valid
         }
-        if let description = body.description {
+        let description = try body.description.map { description in
             guard let valid = Validation.description(description) else { throw APIError.invalidField("description", "at most 1000 characters") }
-            room.description = valid
+            return valid
         }
-        if let type = body.type { room.type = type }
-        if let bookable = body.bookable { room.bookable = bookable }
-        if case .value(let level) = body.requiredLevel { room.requiredLevel = try Self.validLevel(level) }
-        room.updatedAt = services.clock.now()
-        try await services.store.updateRoom(room, audit: services.audit(.updateRoom, by: admin, company: admin.companyID, room: id))
-        return RoomResponse(room)
+        var level: Int?? = nil
+        if case .value(let requested) = body.requiredLevel { level = .some(try Self.validLevel(requested)) }
+        let now = services.clock.now()
+        do {
+            // Only the fields sent change, on the row as it is when the write starts.
+            let room = try await services.store.updateRoom(
+                id, in: admin.companyID, audit: services.audit(.updateRoom, by: admin, company: admin.companyID, room: id)
+            ) { room in
+                if let name { room.name = name }
+                if let description { room.description = description }
+                if let type = body.type { room.type = type }
+                if let bookable = body.bookable { room.bookable = bookable }
+                if let level { room.requiredLevel = level }
+                room.updatedAt = now
+            }
+            return RoomResponse(room)
+        } catch StoreError.notFound {
+            throw APIError.notFound(.roomNotFound)
+        }
     }
 
     @Sendable func delete(request: Request, context: AppContext) async throws -> HTTPResponse.Status {

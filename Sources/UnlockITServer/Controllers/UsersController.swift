@@ -188,24 +188,35 @@ struct UsersController {
         let admin = try context.requireIdentity().user
         let id = try Self.userID(context)
         let body = try await request.decodeStrict(Update.self, context: context)
-        guard var user = try await services.store.user(id, in: admin.companyID) else { throw APIError.notFound(.userNotFound) }
-        if let email = body.email {
+        let email = try body.email.map { email in
             guard let valid = Validation.email(email) else { throw APIError.invalidField("email", "invalid_email") }
-            user.email = valid
+            return valid
         }
-        if let name = body.name {
+        let name = try body.name.map { name in
             guard let valid = Validation.name(name) else { throw APIError.invalidField("name", "invalid_name") }
-            user.name = valid
+            return valid
         }
-        if let level = body.securityLevel {
+        let level = try body.securityLevel.map { level in
             guard let valid = Validation.level(level) else { throw APIError.invalidField("securityLevel", "invalid_level") }
-            user.securityLevel = valid
+            return valid
         }
-        if let role = body.role { user.role = role }
-        if let enabled = body.enabled { user.enabled = enabled }
-        user.updatedAt = services.clock.now()
-        try await services.store.updateUser(user, audit: services.audit(.updateUser, by: admin, company: admin.companyID, subject: id))
-        return UserResponse(user)
+        let now = services.clock.now()
+        do {
+            // Only the fields sent change, on the row as it is when the write starts.
+            let user = try await services.store.updateUser(
+                id, in: admin.companyID, audit: services.audit(.updateUser, by: admin, company: admin.companyID, subject: id)
+            ) { user in
+                if let email { user.email = email }
+                if let name { user.name = name }
+                if let level { user.securityLevel = level }
+                if let role = body.role { user.role = role }
+                if let enabled = body.enabled { user.enabled = enabled }
+                user.updatedAt = now
+            }
+            return UserResponse(user)
+        } catch StoreError.notFound {
+            throw APIError.notFound(.userNotFound)
+        }
     }
 
     @Sendable func delete(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
