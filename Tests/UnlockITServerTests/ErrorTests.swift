@@ -35,6 +35,14 @@ struct ErrorTests {
                 (.get, "/api/v1/audit?from=yesterday", nil, 400, "invalid_field"),
                 (.get, "/api/v1/nothing-here", nil, 404, "route_not_found"),
                 (.post, "/api/v1/auth/sign-in", #"{"email":"x"}"#, 400, "invalid_field"),
+                // A misspelt field in an import's row is refused, not dropped (it would create an enabled user).
+                (
+                    .post, "/api/v1/users/import",
+                    #"{"users":[{"email":"a@b.test","name":"A","role":"employee","securityLevel":1},{"email":"c@b.test","name":"C","role":"employee","securityLevel":1,"enable":false}]}"#,
+                    400, "unknown_field"
+                ),
+                (.delete, "/api/v1/users/00000000-0000-4000-8000-000000000000", nil, 404, "user_not_found"),
+                (.delete, "/api/v1/rooms/00000000-0000-4000-8000-000000000000", nil, 404, "room_not_found"),
             ]
             for (method, path, body, status, code) in cases {
                 let reply = try await api.call(method, path, token: admin, raw: body)

@@ -120,8 +120,12 @@ struct RoomsController {
     @Sendable func delete(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
         let admin = try context.requireIdentity().user
         let id = try Self.roomID(context)
-        try await services.store.deleteRoom(
-            id, in: admin.companyID, audit: services.audit(.deleteRoom, by: admin, company: admin.companyID, room: id))
+        do {
+            try await services.store.deleteRoom(
+                id, in: admin.companyID, audit: services.audit(.deleteRoom, by: admin, company: admin.companyID, room: id))
+        } catch StoreError.notFound {
+            throw APIError.notFound(.roomNotFound)
+        }
         return .noContent
     }
 

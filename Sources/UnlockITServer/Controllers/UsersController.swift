@@ -47,6 +47,7 @@ struct UsersController {
     struct Import: RequestBody {
         var users: [Create]
         static let fields: Set<String> = ["users"]
+        static let rowFields = ["users": Create.fields]
     }
 
     /// One rejected row of an import: its 0-based index in `users`, the field and a stable reason.
@@ -223,8 +224,12 @@ struct UsersController {
         let admin = try context.requireIdentity().user
         let id = try Self.userID(context)
         guard id != admin.id else { throw APIError.conflict(.cannotDeleteSelf, "An admin cannot delete their own account") }
-        try await services.store.deleteUser(
-            id, in: admin.companyID, audit: services.audit(.deleteUser, by: admin, company: admin.companyID, subject: id))
+        do {
+            try await services.store.deleteUser(
+                id, in: admin.companyID, audit: services.audit(.deleteUser, by: admin, company: admin.companyID, subject: id))
+        } catch StoreError.notFound {
+            throw APIError.notFound(.userNotFound)
+        }
         return .noContent
     }
 

@@ -7,6 +7,12 @@ import UnlockITCore
 /// silently ignored.
 protocol RequestBody: Decodable, Sendable {
     static var fields: Set<String> { get }
+    /// For a field that holds a list of objects (an import's rows): the fields each object may have.
+    static var rowFields: [String: Set<String>] { get }
+}
+
+extension RequestBody {
+    static var rowFields: [String: Set<String>] { [:] }
 }
 
 extension Request {
@@ -17,10 +23,22 @@ extension Request {
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { throw APIError.malformedJSON }
         guard let fields = object as? [String: Any] else { throw APIError.invalidRequest("the body must be a JSON object") }
         if let unknown = fields.keys.sorted().first(where: { !Body.fields.contains($0) }) {
-            throw APIError(
-                .badRequest, code: .unknownField, title: "Unknown field", detail: "\"\(unknown.prefix(64))\" is not a field of this request")
+            throw Self.unknownField(String(unknown.prefix(64)))
+        }
+        for (list, allowed) in Body.rowFields.sorted(by: { $0.key < $1.key }) {
+            guard let rows = fields[list] as? [Any] else { continue }
+            for (index, row) in rows.enumerated() {
+                guard let row = row as? [String: Any] else { continue }  // the decoder reports the wrong type
+                if let unknown = row.keys.sorted().first(where: { !allowed.contains($0) }) {
+                    throw Self.unknownField("\(list)[\(index)].\(unknown.prefix(64))")
+                }
+            }
         }
         return try APIJSON.decoder.decode(Body.self, from: data)
+    }
+
+    private static func unknownField(_ name: String) -> APIError {
+        APIError(.badRequest, code: .unknownField, title: "Unknown field", detail: "\"\(name)\" is not a field of this request")
     }
 }
 
