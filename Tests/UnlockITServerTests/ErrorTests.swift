@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import Testing
+import UnlockITCore
+import UnlockITStore
 
 @testable import UnlockITServer
 
@@ -73,6 +75,27 @@ struct ErrorTests {
             #expect(reply.headers[.retryAfter] == "1")
             // Refused before anything else: not even the lookup's denial was recorded.
             #expect(try await api.get("/api/v1/audit?action=unlock", admin).items.isEmpty)
+        }
+    }
+
+    @Test func aRetirementTheBrokerCannotCarryOutIsAuditedAndChangesNothing() async throws {
+        let harness = try Harness()  // its broker address is a closed port
+        try await harness.run { api in
+            let admin = try await api.company("Retire")
+            let room = try await api.createRoom(admin, "Lab")
+            let companyID = try #require(try await harness.store.credentials(email: "admin@retire.test")?.user.companyID)
+            try await harness.store.createLock(
+                Lock(
+                    id: LockID("lock-stays")!, companyID: companyID, roomID: RoomID(room)!, name: "Door", state: .registered,
+                    createdAt: harness.clock.now))
+            let reply = try await api.post("/api/v1/locks/lock-stays/retire", admin)
+            #expect(reply.status == 503, "\(reply)")
+            #expect(reply.code == "broker_unavailable")
+            #expect(try await api.get("/api/v1/locks/lock-stays", admin).string("state") == "registered")
+            let audit = try await api.get("/api/v1/audit?action=retire_lock", admin).items
+            #expect(audit.count == 1)
+            #expect(audit.first?["outcome"] as? String == "error")
+            #expect(audit.first?["reason"] as? String == "broker_unavailable")
         }
     }
 

@@ -137,6 +137,9 @@ struct LocksController {
             try await services.accounts.deleteLockAccount(id)
         } catch {
             services.logger.error("could not delete the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
+            try await services.store.append(
+                services.audit(
+                    .retireLock, by: admin, company: admin.companyID, outcome: .error, reason: .brokerUnavailable, lock: id, room: lock.roomID))
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not remove the lock's account")
         }
         try await services.store.retireLock(
