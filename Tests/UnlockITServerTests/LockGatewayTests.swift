@@ -76,6 +76,31 @@ import UnlockITCore
         #expect(await outcome == .granted)
     }
 
+    @Test func aDuplicateNonceIsDroppedNotTakenForTheResult() async throws {
+        let (gateway, link) = gateway()
+        async let outcome = gateway.unlock(lock, key: key)
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        let nonce = Block128.random()
+        answer(gateway, from: lock, .nonce(req: req, nonce: nonce))
+        _ = try await link.waitForCommand(2)
+        // QoS 1 delivers the nonce again: the unlock neither ends as denied nor sends a second respond.
+        answer(gateway, from: lock, .nonce(req: req, nonce: nonce))
+        answer(gateway, from: lock, .result(req: req, granted: true, reason: nil))
+        #expect(await outcome == .granted)
+        #expect(link.commands.count == 2)
+    }
+
+    @Test func aNonceTooCloseToTheDeadlineIsNotAnswered() async throws {
+        let (gateway, link) = gateway(timeout: .milliseconds(500))
+        async let outcome = gateway.unlock(lock, key: key)
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        try await Task.sleep(for: .milliseconds(470))  // past the last tenth of the 500 ms
+        answer(gateway, from: lock, .nonce(req: req, nonce: .random()))
+        link.fireTimers()
+        #expect(await outcome == .lockTimeout)
+        #expect(link.commands.count == 1)  // no respond: the door cannot open after the timeout
+    }
+
     @Test func aSilentLockTimesOutAndAnOfflineLockIsNotAsked() async throws {
         let (gateway, link) = gateway(timeout: .milliseconds(300))
         async let outcome = gateway.unlock(lock, key: key)

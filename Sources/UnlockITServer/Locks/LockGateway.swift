@@ -36,6 +36,11 @@ public final class LockGateway: Sendable {
         /// For an unlock: turns the lock's nonce into the `respond` to send at once, on the MQTT
         /// thread that received it, and keeps waiting (same `req`) for the result.
         var onNonce: (@Sendable (Block128) -> Command)?
+        /// For an unlock: after this instant a nonce is no longer answered (see ``respondMargin``).
+        var respondBy: ContinuousClock.Instant?
+        /// Past the nonce step (its `respond` or `confirm` sent): another `nonce` with this `req` is a
+        /// duplicate (QoS 1 may deliver one twice), not the answer, and is dropped.
+        var pastNonce: Bool
     }
 
     private let link: any CommandLink
@@ -43,6 +48,9 @@ public final class LockGateway: Sendable {
     private let serializer = KeyedSerializer<LockID>()
     let presence = PresenceTracker()
     private let timeout: Duration
+    /// An unlock answers the lock's nonce only while at least this much of its time is left, so that
+    /// the result comes back before the client is told `lock_timeout` (a tenth of the timeout).
+    private var respondMargin: Duration { timeout / 10 }
     private let metrics: ServerMetrics
     private let logger: Logger
 
@@ -69,11 +77,13 @@ public final class LockGateway: Sendable {
         let deadline = ContinuousClock.now + timeout
         guard await serializer.acquire(lock, deadline: deadline) else { return .lockTimeout }
         defer { serializer.release(lock) }
+        // The turn may come (behind other unlocks of this lock) when there is no time left to ask.
+        guard ContinuousClock.now < deadline - respondMargin else { return .lockTimeout }
 
         // The respond goes out from the MQTT thread the moment the nonce arrives: one hop less
         // each way than coming back to this task between the two exchanges.
         let req = RequestID.random()
-        let reply = await exchange(.challenge(req: req), with: lock, deadline: deadline) { nonce in
+        let reply = await exchange(.challenge(req: req), with: lock, deadline: deadline, respondBy: deadline - respondMargin) { nonce in
             .respond(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key))
         }
         switch reply {
@@ -143,11 +153,15 @@ public final class LockGateway: Sendable {
     /// `onNonce`, a `nonce` answer is not returned but answered at once with the command it makes,
     /// and the wait goes on for the answer to that.
     private func exchange(
-        _ command: Command, with lock: LockID, deadline: ContinuousClock.Instant, onNonce: (@Sendable (Block128) -> Command)? = nil
+        _ command: Command, with lock: LockID, deadline: ContinuousClock.Instant, respondBy: ContinuousClock.Instant? = nil,
+        onNonce: (@Sendable (Block128) -> Command)? = nil
     ) async -> Reply {
         let req = command.req
         return await withCheckedContinuation { continuation in
-            waiters.withLock { $0[req] = Waiter(lock: lock, continuation: continuation, onNonce: onNonce) }
+            let pastNonce = if case .confirm = command { true } else { false }
+            waiters.withLock {
+                $0[req] = Waiter(lock: lock, continuation: continuation, onNonce: onNonce, respondBy: respondBy, pastNonce: pastNonce)
+            }
             // A timer on the MQTT thread, not a task per request: if the answer came first, the
             // request id is gone and the timer finds nothing to do.
             link.schedule(after: ContinuousClock.now.duration(to: deadline)) { [weak self] in self?.finish(req, with: .timeout) }
@@ -169,11 +183,18 @@ public final class LockGateway: Sendable {
         let next = waiters.withLock { waiters -> Next in
             guard var waiter = waiters[req] else { return .ignore }
             if let lock, waiter.lock != lock { return .ignore }
-            if case .event(.nonce(_, let nonce)) = reply, let onNonce = waiter.onNonce {
-                // Only once: the lock's next answer must be the result.
-                waiter.onNonce = nil
-                waiters[req] = waiter
-                return .answer(nonce, onNonce, waiter.lock)
+            if case .event(.nonce(_, let nonce)) = reply {
+                if waiter.pastNonce { return .ignore }
+                if let onNonce = waiter.onNonce {
+                    // Too late to answer: the lock's challenge expires unused and the timeout ends
+                    // the unlock, rather than a door opening after the client was told it timed out.
+                    if let respondBy = waiter.respondBy, ContinuousClock.now >= respondBy { return .ignore }
+                    // Only once: the lock's next answer must be the result.
+                    waiter.onNonce = nil
+                    waiter.pastNonce = true
+                    waiters[req] = waiter
+                    return .answer(nonce, onNonce, waiter.lock)
+                }
             }
             waiters[req] = nil
             return .resume(waiter)
