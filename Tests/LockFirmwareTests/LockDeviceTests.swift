@@ -50,7 +50,7 @@ import UnlockITCore
         let nonceEffects = send(&device, .challenge(req: confirm))
         guard case .publish(.nonce(_, let nonce)) = try #require(nonceEffects.first) else { return }
         let confirmed = send(&device, .confirm(req: confirm, response: ChallengeResponse.compute(nonce: nonce, key: key)))
-        #expect(confirmed == [.persist, .publish(.result(req: confirm, granted: true, reason: nil)), .statusChanged])
+        #expect(confirmed == [.persist(req: confirm), .publish(.result(req: confirm, granted: true, reason: nil)), .statusChanged])
         #expect(device.flash.activated)
         #expect(!device.isPairing(now: t0))
         #expect(device.counters.openings == 0)
@@ -58,6 +58,23 @@ import UnlockITCore
         // Activated: pairing is over, even if the button is pressed again.
         device.enterPairingMode(now: t0)
         #expect(send(&device, .activate(req: req)) == [.publish(.error(req: req, reason: .alreadyActivated))])
+    }
+
+    @Test func anActivationTheFlashCouldNotHoldIsUndone() throws {
+        var device = device()
+        device.enterPairingMode(now: t0)
+        let effects = send(&device, .activate(req: RequestID("p1")!))
+        guard case .publish(.activated(_, let wrapped, let kcv)) = try #require(effects.first) else { return }
+        let key = try #require(KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: device.flash.setupCode, lock: lock))
+        let confirm = RequestID("p2")!
+        guard case .publish(.nonce(_, let nonce)) = try #require(send(&device, .challenge(req: confirm)).first) else { return }
+        _ = send(&device, .confirm(req: confirm, response: ChallengeResponse.compute(nonce: nonce, key: key)))
+        #expect(device.flash.activated)
+        // The runtime could not write the flash.
+        #expect(device.activationNotStored(req: confirm) == [.publish(.result(req: confirm, granted: false, reason: .notActivated))])
+        #expect(!device.flash.activated)
+        let unlock = RequestID("u1")!
+        #expect(send(&device, .challenge(req: unlock)) == [.publish(.error(req: unlock, reason: .notActivated))])
     }
 
     @Test func pairingModeExpires() {

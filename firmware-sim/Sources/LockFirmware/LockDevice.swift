@@ -11,8 +11,10 @@ import UnlockITCore
 public struct LockDevice: Sendable {
     /// What the runtime must do after a command, in order.
     public enum Effect: Sendable, Equatable {
-        /// Write the flash before anything else is sent.
-        case persist
+        /// Write the flash before anything else is sent (the activation confirmed by `req`). If the
+        /// write fails, the runtime applies ``LockDevice/activationNotStored(req:)`` instead of the
+        /// effects that follow.
+        case persist(req: RequestID)
         /// Publish on the lock's `evt` topic.
         case publish(Event)
         /// Open the relay for ``LockSettings/openDuration``, then re-lock.
@@ -148,6 +150,14 @@ public struct LockDevice: Sendable {
         flash.activated = true
         pairingUntil = nil
         pairingAnswered = false
-        return [.persist, .publish(.result(req: req, granted: true, reason: nil)), .statusChanged]
+        return [.persist(req: req), .publish(.result(req: req, granted: true, reason: nil)), .statusChanged]
+    }
+
+    /// The flash write of the activation confirmed by `req` failed: the lock is not activated after
+    /// all (after a reboot its flash would say so, while the server would believe it active), and the
+    /// server is told the confirmation did not take. Pairing needs the button again.
+    public mutating func activationNotStored(req: RequestID) -> [Effect] {
+        flash.activated = false
+        return [.publish(.result(req: req, granted: false, reason: .notActivated))]
     }
 }

@@ -104,19 +104,33 @@ public final class LockRuntime: Sendable {
             return effects
         }
         if effects.isEmpty { notify(.malformedDropped) }
-        for effect in effects { apply(effect) }
+        for effect in effects {
+            if case .persist(let req) = effect, !persist() {
+                // Nothing after a failed write: the server must not believe an activation the flash does not hold.
+                for undo in device.withLock({ $0.activationNotStored(req: req) }) { apply(undo) }
+                return
+            }
+            apply(effect)
+        }
+    }
+
+    /// Writes the flash; false if it could not be written.
+    private func persist() -> Bool {
+        let flash = device.withLock { $0.flash }
+        do {
+            try flashFile.save(flash)
+        } catch {
+            logger.error("could not write flash", metadata: ["lock": "\(lock)", "error": "\(error)"])
+            return false
+        }
+        if flash.activated { notify(.activated) }
+        return true
     }
 
     private func apply(_ effect: LockDevice.Effect) {
         switch effect {
         case .persist:
-            let flash = device.withLock { $0.flash }
-            do {
-                try flashFile.save(flash)
-            } catch {
-                logger.error("could not write flash", metadata: ["lock": "\(lock)", "error": "\(error)"])
-            }
-            if flash.activated { notify(.activated) }
+            break  // handled in received(_:), which must know whether it worked
         case .publish(let event):
             if case .result(_, false, let reason?) = event { notify(.denied(reason)) }
             publish(event)
