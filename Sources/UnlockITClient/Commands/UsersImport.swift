@@ -55,7 +55,10 @@ extension Users {
             let imported: ImportedModel
             do {
                 let response = try await api.call(
-                    "POST", "/api/v1/users/import\(dryRun ? "?dryRun=true" : "")", body: try ServerAPI.encoder.encode(Body(users: rows)), raw: true)
+                    "POST", "/api/v1/users/import\(dryRun ? "?dryRun=true" : "")", body: try ServerAPI.encoder.encode(Body(users: rows)), raw: true,
+                    // The server hashes a password per row (a third of a second each at cost 12) before it
+                    // answers; giving up earlier would lose the generated passwords of a committed import.
+                    timeout: .seconds(120 + rows.count))
                 imported = try ServerAPI.decoder.decode(ImportedModel.self, from: response)
             } catch let failure as ServerAPI.Failure {
                 guard let errors = failure.problem?.errors, failure.problem?.code == ProblemCode.importRejected.rawValue else {

@@ -13,11 +13,12 @@ struct ServerAPI: Sendable {
     let l: Localizer
 
     /// One HTTP client for the run. Like curl, one connection attempt (refused: at once; silent: after
-    /// 5 s); an answer may take up to 2 minutes (imports hash many passwords). The process exits
-    /// without shutting it down, which is fine for a client that lives as long as the process.
+    /// 5 s); how long an answer may take is each call's deadline (2 minutes, more for an import,
+    /// which hashes a password per row). The process exits without shutting it down, which is fine
+    /// for a client that lives as long as the process.
     static let http: HTTPClient = {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(120))
+        configuration.timeout = .init(connect: .seconds(5), read: nil)
         configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
@@ -80,7 +81,7 @@ struct ServerAPI: Sendable {
 
     /// Sends the request. Problems become ``CLIError``s, except that with `raw` the caller gets a
     /// ``Failure`` to inspect.
-    func call(_ method: String, _ path: String, body: Data?, raw: Bool = false) async throws -> Data {
+    func call(_ method: String, _ path: String, body: Data?, raw: Bool = false, timeout: Duration = .seconds(120)) async throws -> Data {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Accept", value: "application/json")
@@ -93,7 +94,7 @@ struct ServerAPI: Sendable {
         let response: HTTPClientResponse
         let data: Data
         do {
-            response = try await Self.http.execute(request, timeout: .seconds(120))
+            response = try await Self.http.execute(request, timeout: .init(timeout))
             data = Data(try await response.body.collect(upTo: 32 * 1024 * 1024).readableBytesView)
         } catch {
             throw CLIError(l("error.server_unreachable", baseURL), hint: l("hint.server_unreachable"), status: .serverUnreachable)
