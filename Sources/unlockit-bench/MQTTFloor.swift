@@ -62,13 +62,7 @@ struct MQTTFloor {
 
         /// Round trips one at a time, for the latency.
         func latency(roundTrips: Int) async throws -> Samples {
-            var samples = Samples()
-            for _ in 0..<roundTrips {
-                let start = ContinuousClock.now
-                try await roundTrip()
-                samples.add(start.duration(to: .now))
-            }
-            return samples
+            try await Samples.timing(roundTrips) { try await roundTrip() }
         }
 
         /// Many in flight for `duration`: the most request/response pairs per second.

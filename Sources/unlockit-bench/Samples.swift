@@ -7,6 +7,17 @@ struct Samples: Sendable {
     mutating func add(_ value: Duration) { values.append(value) }
     mutating func add(_ other: Samples) { values += other.values }
 
+    /// How long each of `count` calls of `body`, one after another, took.
+    static func timing(_ count: Int, _ body: () async throws -> Void) async rethrows -> Samples {
+        var samples = Samples()
+        for _ in 0..<count {
+            let start = ContinuousClock.now
+            try await body()
+            samples.add(start.duration(to: .now))
+        }
+        return samples
+    }
+
     var count: Int { values.count }
 
     /// The `p`-th percentile (0…100), nearest rank.

@@ -31,15 +31,7 @@ struct StoreProbe {
         try await store.createSession(Session(tokenHash: token, userID: user.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)))
         let event = AuditEvent(companyID: company.id, at: now, actorID: user.id, action: .unlock, lockID: lock, outcome: .success, reason: "granted")
 
-        func time(_ body: () async throws -> Void) async rethrows -> Samples {
-            var samples = Samples()
-            for _ in 0..<iterations {
-                let start = ContinuousClock.now
-                try await body()
-                samples.add(start.duration(to: .now))
-            }
-            return samples
-        }
+        func time(_ body: () async throws -> Void) async rethrows -> Samples { try await Samples.timing(iterations, body) }
         let session = try await time { _ = try await store.session(tokenHash: token) }
         let context = try await time { _ = try await store.unlockContext(lock, in: company.id, for: user.id) }
         let append = try await time { try await store.append(event) }
