@@ -49,6 +49,34 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("Activation the lock cannot write to its flash is undone on both sides; it pairs once the flash works")
+    func activationWithoutFlash() async throws {
+        try await Site.with() { site in
+            let (lock, password) = try await site.registerLock("lock-no-flash")
+            let process = try await lock.start(broker: site.broker.url, password: password, pairing: true)
+            try await site.waitUntilOnline(lock.id)
+            // The flash is written through a temporary file; a folder in its place makes the write fail.
+            let blocker = lock.statePath + ".tmp"
+            try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: false)
+            let failed = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(failed.status == 502, "\(failed)")
+            #expect(failed.code == "lock_denied")
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: site.admin).string("state") == "registered")
+            let flash = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: lock.statePath))) as? [String: Any]
+            #expect(flash?["activated"] as? Bool == false)
+
+            // Flash repaired, pairing button pressed: the lock pairs (no factory reset needed).
+            try FileManager.default.removeItem(atPath: blocker)
+            process.signal(SIGUSR1)
+            try await process.waitForLine(containing: "pairing mode on")
+            let right = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(right.status == 200, "\(right)")
+            #expect(right.string("state") == "active")
+            let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: lock.statePath))) as? [String: Any]
+            #expect(stored?["activated"] as? Bool == true)
+        }
+    }
+
     @Test("Unlock: granted, the relay opens and re-locks, and the state events arrive")
     func unlockGranted() async throws {
         try await Site.with() { site in
