@@ -72,7 +72,7 @@ extension SQLiteStore {
                 // Re-enabled: the sessions from before the user was disabled stay dead (a token that
                 // leaked then must not come back to life); the user signs in again.
                 try db.execute(
-                    sql: #"UPDATE "session" SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL"#, arguments: [user.updatedAt, user.id.rawValue])
+                    sql: #"UPDATE "session" SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL"#, arguments: [user.updatedAt, id.rawValue])
             }
             record.email = user.email
             record.name = user.name
