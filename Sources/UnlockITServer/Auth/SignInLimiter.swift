@@ -65,6 +65,20 @@ final class SignInLimiter: Sendable {
         }
     }
 
+    /// Runs `check`, the password check of `attempt`, and counts its verdict; a check that throws
+    /// (the hasher turned it away) counts for nothing.
+    func verdict(of attempt: Attempt, at now: () -> Date, _ check: () async throws -> Bool) async throws -> Bool {
+        let passed: Bool
+        do {
+            passed = try await check()
+        } catch {
+            abandoned(attempt)
+            throw error
+        }
+        finished(attempt, passed: passed, now: now())
+        return passed
+    }
+
     /// The check ended with a verdict on the password.
     func finished(_ attempt: Attempt, passed: Bool, now: Date) {
         records.withLock { records in

@@ -62,24 +62,18 @@ struct AuthController {
             }
             throw APIError.invalidCredentials
         }
-        // The limiter learns the verdict; a check that ends without one (the hasher turned it away)
-        // counts for nothing.
-        let checked: (user: User, passed: Bool)?
-        do {
-            if let (user, hash) = try await services.store.credentials(email: email), let hash {
-                checked = (user, try await services.hasher.verify(body.password, hash: hash))
-            } else {
+        var account: User?
+        let passed = try await services.signInLimiter.verdict(of: attempt, at: services.clock.now) {
+            guard let (user, hash) = try await services.store.credentials(email: email), let hash else {
                 try await services.hasher.verifyNothing(body.password)
-                checked = nil
+                return false
             }
-        } catch {
-            services.signInLimiter.abandoned(attempt)
-            throw error
+            account = user
+            return try await services.hasher.verify(body.password, hash: hash)
         }
-        services.signInLimiter.finished(attempt, passed: checked?.passed == true, now: services.clock.now())
-        guard let (user, passed) = checked, passed else {
+        guard let user = account, passed else {
             services.metrics.signIn(outcome: "failure")
-            if let user = checked?.user {
+            if let user = account {
                 try await services.store.append(
                     services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .wrongPassword, subject: user.id))
             }

@@ -70,14 +70,9 @@ struct MeController {
                     subject: identity.user.id))
             throw APIError.wrongPassword
         }
-        let passed: Bool
-        do {
-            passed = try await services.hasher.verify(body.currentPassword, hash: hash)
-        } catch {
-            services.signInLimiter.abandoned(attempt)
-            throw error
+        let passed = try await services.signInLimiter.verdict(of: attempt, at: services.clock.now) {
+            try await services.hasher.verify(body.currentPassword, hash: hash)
         }
-        services.signInLimiter.finished(attempt, passed: passed, now: services.clock.now())
         guard passed else {
             try await services.store.append(
                 services.audit(
