@@ -33,22 +33,18 @@ extension SQLiteStore {
         -> Room
     {
         try write { db in
-            guard var room = try Self.fetchRoom(id, in: company, db), var record = try RoomRecord.fetchOne(db, key: id.rawValue) else {
-                throw StoreError.notFound
-            }
+            guard let stored = try Self.fetchRoom(id, in: company, db) else { throw StoreError.notFound }
+            var room = stored
             try change(&room)
+            // Only the editable fields are the change's to set.
             room.id = id
             room.companyID = company
-            if record.name.lowercased() != room.name.lowercased() { try Self.requireUniqueName(room, db) }
-            record.name = room.name
-            record.description = room.description
-            record.type = room.type.rawValue
-            record.bookable = room.bookable
-            record.requiredLevel = room.requiredLevel
-            record.updatedAt = room.updatedAt
-            try record.update(db)
+            room.authorizedUsers = stored.authorizedUsers
+            room.createdAt = stored.createdAt
+            if stored.name.lowercased() != room.name.lowercased() { try Self.requireUniqueName(room, db) }
+            try RoomRecord(room).update(db)
             try self.insertAudit(audit, db)
-            return try Self.fetchRoom(id, in: company, db) ?? room
+            return room
         }
     }
 
