@@ -105,12 +105,7 @@ public final class LockRuntime: Sendable {
         }
         if effects.isEmpty { notify(.malformedDropped) }
         for effect in effects {
-            if case .persist(let req) = effect, !persist() {
-                // Nothing after a failed write: the server must not believe an activation the flash does not hold.
-                for undo in device.withLock({ $0.activationNotStored(req: req) }) { apply(undo) }
-                return
-            }
-            apply(effect)
+            guard apply(effect) else { return }
         }
     }
 
@@ -127,10 +122,16 @@ public final class LockRuntime: Sendable {
         return true
     }
 
-    private func apply(_ effect: LockDevice.Effect) {
+    /// Carries out `effect`; false when the effects after it must not follow.
+    @discardableResult
+    private func apply(_ effect: LockDevice.Effect) -> Bool {
         switch effect {
-        case .persist:
-            break  // handled in received(_:), which must know whether it worked
+        case .persist(let req):
+            guard persist() else {
+                // Nothing after a failed write: the server must not believe an activation the flash does not hold.
+                for undo in device.withLock({ $0.activationNotStored(req: req) }) { apply(undo) }
+                return false
+            }
         case .publish(let event):
             if case .result(_, false, let reason?) = event { notify(.denied(reason)) }
             publish(event)
@@ -139,6 +140,7 @@ public final class LockRuntime: Sendable {
         case .statusChanged:
             publishStatus()
         }
+        return true
     }
 
     private func connectionChanged(_ event: MQTTConnectionEvent) {
