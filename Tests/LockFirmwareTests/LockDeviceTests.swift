@@ -77,6 +77,24 @@ import UnlockITCore
         #expect(send(&device, .challenge(req: unlock)) == [.publish(.error(req: unlock, reason: .notActivated))])
     }
 
+    @Test func anActivatedLockAnswersALaterConfirmationWithoutOpening() throws {
+        var device = device(activated: true)
+        let req = RequestID("again")!
+        let expected = try challenge(&device, req: req)
+        // The proof a server gives after losing the answer that activated the lock: answered, nothing else.
+        #expect(send(&device, .confirm(req: req, response: expected)) == [.publish(.result(req: req, granted: true, reason: nil))])
+        #expect(device.flash.activated)
+        #expect(device.counters.openings == 0)
+        // The challenge is spent: the same proof again, or a respond with it, is refused and opens nothing.
+        #expect(send(&device, .confirm(req: req, response: expected)) == [.publish(.result(req: req, granted: false, reason: .noPendingChallenge))])
+        #expect(send(&device, .respond(req: req, response: expected)) == [.publish(.result(req: req, granted: false, reason: .noPendingChallenge))])
+        // A wrong proof is refused.
+        let wrong = RequestID("wrong")!
+        _ = try challenge(&device, req: wrong)
+        #expect(send(&device, .confirm(req: wrong, response: .random())) == [.publish(.result(req: wrong, granted: false, reason: .badResponse))])
+        #expect(device.counters.openings == 0)
+    }
+
     @Test func pairingModeExpires() {
         var device = device()
         device.enterPairingMode(now: t0)

@@ -6,7 +6,8 @@ import UnlockITCore
 /// It keeps the rules of protocol.md: one pending challenge, consumed by the first `respond` or
 /// `confirm` whatever its outcome; a challenge expires after ``LockSettings/challengeLifetime``;
 /// responses are compared in constant time; pairing answers only in pairing mode and only until the
-/// server has confirmed it holds the key; malformed commands are dropped and counted. It never opens
+/// server has confirmed it holds the key (an activated lock answers a later `confirm` so that a server
+/// which lost the answer can finish); malformed commands are dropped and counted. It never opens
 /// except for a correct, fresh `respond`, and forgets any challenge when the connection changes.
 public struct LockDevice: Sendable {
     /// What the runtime must do after a command, in order.
@@ -136,8 +137,13 @@ public struct LockDevice: Sendable {
 
     private mutating func confirm(req: RequestID, response: Block128, now: ContinuousClock.Instant) -> [Effect] {
         if flash.activated {
-            pending = nil
-            return [.publish(.error(req: req, reason: .alreadyActivated))]
+            // The server's proof after it lost this lock's answer to the confirmation that activated
+            // it: checked like a `respond`, answered, and nothing else (no opening, no flash write).
+            if let denial = takeChallenge(req: req, response: response, now: now) {
+                counters.denials += 1
+                return [.publish(.result(req: req, granted: false, reason: denial))]
+            }
+            return [.publish(.result(req: req, granted: true, reason: nil))]
         }
         guard isPairing(now: now) else {
             pending = nil

@@ -1,3 +1,4 @@
+import Foundation
 import LockProtocol
 import Logging
 import MQTT
@@ -111,7 +112,10 @@ public final class LockRuntime: Sendable {
 
     /// Writes the flash; false if it could not be written.
     private func persist() -> Bool {
-        let flash = device.withLock { $0.flash }
+        let (flash, writeTime) = device.withLock { ($0.flash, $0.settings.flashWriteTime) }
+        if writeTime > .zero {
+            Thread.sleep(forTimeInterval: Double(writeTime.components.seconds) + Double(writeTime.components.attoseconds) * 1e-18)
+        }
         do {
             try flashFile.save(flash)
         } catch {

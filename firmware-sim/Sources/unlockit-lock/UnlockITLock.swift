@@ -30,16 +30,20 @@ struct BehaviourOptions: ParsableArguments {
     @Option(help: "Seconds pairing mode lasts once entered.")
     var pairingWindow: Double = 300
 
+    @Option(help: "Seconds a flash write takes (a slow flash; the lock answers nothing meanwhile).")
+    var flashWriteTime: Double = 0
+
     var settings: LockSettings {
         LockSettings(
             openDuration: .milliseconds(Int64(openTime * 1000)), challengeLifetime: .milliseconds(Int64(challengeLifetime * 1000)),
-            pairingWindow: .milliseconds(Int64(pairingWindow * 1000)))
+            pairingWindow: .milliseconds(Int64(pairingWindow * 1000)), flashWriteTime: .milliseconds(Int64(flashWriteTime * 1000)))
     }
 
     func validate() throws {
         guard openTime > 0, challengeLifetime > 0, pairingWindow > 0 else {
             throw ValidationError("Times must be positive numbers of seconds.")
         }
+        guard (0...60).contains(flashWriteTime) else { throw ValidationError("The flash write time must be 0–60 seconds.") }
     }
 }
 
