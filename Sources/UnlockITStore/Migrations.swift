@@ -108,6 +108,15 @@ enum Migrations {
                 t.column("value", .text).notNull()
             }
         }
+        migrator.registerMigration("v3: pending pairing key") { db in
+            try db.alter(table: "lock") { t in
+                // A pairing's device key (sealed like sealedKey) and the wrapped key the lock sent, held
+                // from before the `confirm` until the activation is stored: if the lock's answer is
+                // lost, the next attempt can finish the pairing instead of finding the lock stranded.
+                t.add(column: "pendingKey", .blob)
+                t.add(column: "pendingWrappedKey", .blob)
+            }
+        }
         return migrator
     }
 }

@@ -74,9 +74,32 @@ extension SQLiteStore {
             guard record.state != LockState.retired.rawValue else { throw StoreError.lockRetired }
             record.state = LockState.active.rawValue
             record.sealedKey = Data(sealedKey)
+            record.pendingKey = nil
+            record.pendingWrappedKey = nil
             record.activatedAt = at
             try record.update(db)
             try self.insertAudit(audit, db)
+        }
+    }
+
+    public func holdPendingKey(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], wrappedKey: [UInt8]) async throws {
+        try write { db in
+            guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
+                throw StoreError.notFound
+            }
+            guard record.state != LockState.retired.rawValue else { throw StoreError.lockRetired }
+            record.pendingKey = Data(sealedKey)
+            record.pendingWrappedKey = Data(wrappedKey)
+            try record.update(db)
+        }
+    }
+
+    public func pendingKey(_ id: LockID, in company: CompanyID) async throws -> (sealedKey: [UInt8], wrappedKey: [UInt8])? {
+        try read { db in
+            guard let record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db),
+                let sealed = record.pendingKey, let wrapped = record.pendingWrappedKey
+            else { return nil }
+            return (Array(sealed), Array(wrapped))
         }
     }
 
@@ -89,6 +112,8 @@ extension SQLiteStore {
             // The key is destroyed with the lock's service life: a retired lock can never be opened again.
             record.state = LockState.retired.rawValue
             record.sealedKey = nil
+            record.pendingKey = nil
+            record.pendingWrappedKey = nil
             record.retiredAt = at
             record.online = false
             try record.update(db)

@@ -42,7 +42,10 @@ import UnlockITStore
     }
 
     @Test func migrationsAreNamedAndApplied() async throws {
-        #expect(try await store.appliedMigrations() == ["v1: companies, users, rooms, locks, sessions, audit", "v2: server settings"])
+        #expect(
+            try await store.appliedMigrations() == [
+                "v1: companies, users, rooms, locks, sessions, audit", "v2: server settings", "v3: pending pairing key",
+            ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")
         let again = try SQLiteStore(path: "\(directory.path)/db/unlockit.sqlite")
@@ -153,6 +156,32 @@ import UnlockITStore
         await #expect(throws: StoreError.lockRetired) {
             try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, audit: audit(company.id))
         }
+    }
+
+    @Test func aPendingPairingKeyIsHeldUntilTheActivationTakesIt() async throws {
+        let (company, admin) = try await makeCompany("Theta-pending")
+        let (other, _) = try await makeCompany("Theta-other")
+        let room = try await makeRoom(company.id, "Office")
+        let lock = Lock(id: LockID("lock-pending")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
+        try await store.createLock(lock)
+        #expect(try await store.pendingKey(lock.id, in: company.id) == nil)
+        try await store.holdPendingKey(lock.id, in: company.id, sealedKey: [1], wrappedKey: [2])
+        try await store.holdPendingKey(lock.id, in: company.id, sealedKey: [3], wrappedKey: [4])  // a later pairing replaces it
+        let held = try await store.pendingKey(lock.id, in: company.id)
+        #expect(held?.sealedKey == [3] && held?.wrappedKey == [4])
+        // Another company sees nothing and cannot set anything.
+        #expect(try await store.pendingKey(lock.id, in: other.id) == nil)
+        await #expect(throws: StoreError.notFound) { try await store.holdPendingKey(lock.id, in: other.id, sealedKey: [5], wrappedKey: [6]) }
+        // Not a key to unlock with until the activation is stored; then it is, and nothing stays pending.
+        #expect(try await store.unlockContext(lock.id, in: company.id, for: admin.id)?.sealedKey == nil)
+        try await store.activateLock(lock.id, in: company.id, sealedKey: [3], at: now, audit: audit(company.id, .activateLock))
+        #expect(try await store.pendingKey(lock.id, in: company.id) == nil)
+        #expect(try await store.unlockContext(lock.id, in: company.id, for: admin.id)?.sealedKey == [3])
+        // Retirement destroys a pending key too, and a retired lock takes none.
+        try await store.holdPendingKey(lock.id, in: company.id, sealedKey: [7], wrappedKey: [8])
+        try await store.retireLock(lock.id, in: company.id, at: now, audit: audit(company.id, .retireLock))
+        #expect(try await store.pendingKey(lock.id, in: company.id) == nil)
+        await #expect(throws: StoreError.lockRetired) { try await store.holdPendingKey(lock.id, in: company.id, sealedKey: [9], wrappedKey: [9]) }
     }
 
     @Test func aPasswordChangeRevokesTheOtherSessions() async throws {

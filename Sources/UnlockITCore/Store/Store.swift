@@ -51,6 +51,13 @@ public protocol Store: Sendable {
     /// the list): all the access rule asks of it, answered by an index whatever the list's length.
     func unlockContext(_ id: LockID, in company: CompanyID, for user: UserID) async throws -> (lock: Lock, room: Room?, sealedKey: [UInt8]?)?
     func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws
+    /// Holds the device key of a pairing about to be confirmed (sealed) and the wrapped key the lock
+    /// sent, until ``activateLock(_:in:sealedKey:at:audit:)`` or ``retireLock(_:in:at:audit:)`` clears
+    /// them or another pairing replaces them: if the lock's answer to the confirmation is lost, the
+    /// next attempt can still finish.
+    func holdPendingKey(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], wrappedKey: [UInt8]) async throws
+    /// What ``holdPendingKey(_:in:sealedKey:wrappedKey:)`` holds for the lock, if anything.
+    func pendingKey(_ id: LockID, in company: CompanyID) async throws -> (sealedKey: [UInt8], wrappedKey: [UInt8])?
     func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws
     /// Records what the broker says of locks' connections (the lock gateway batches these).
     func recordPresence(_ updates: [LockPresence]) async throws

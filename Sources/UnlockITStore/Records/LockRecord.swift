@@ -13,6 +13,8 @@ struct LockRecord: Codable, FetchableRecord, PersistableRecord {
     var lastSeen: Date?
     var firmwareVersion: String?
     var sealedKey: Data?
+    var pendingKey: Data?
+    var pendingWrappedKey: Data?
     var createdAt: Date
     var activatedAt: Date?
     var retiredAt: Date?
@@ -27,6 +29,8 @@ struct LockRecord: Codable, FetchableRecord, PersistableRecord {
         lastSeen = lock.lastSeen
         firmwareVersion = lock.firmwareVersion
         sealedKey = nil
+        pendingKey = nil
+        pendingWrappedKey = nil
         createdAt = lock.createdAt
         activatedAt = lock.activatedAt
         retiredAt = lock.retiredAt
