@@ -77,6 +77,44 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("Activation whose answer comes too late is finished by the next attempt, with the right code only")
+    func activationAnswerLost() async throws {
+        // The server waits 3 × 1 s for an activation; the lock's flash takes 4 s to write, so the
+        // lock commits and answers after the server has given up.
+        try await Site.with(serverEnvironment: ["UNLOCKIT_UNLOCK_TIMEOUT": "1"]) { site in
+            let (lock, password) = try await site.registerLock("lock-slow-flash")
+            let process = try await lock.start(broker: site.broker.url, password: password, pairing: true, arguments: ["--flash-write-time", "4"])
+            try await site.waitUntilOnline(lock.id)
+            let late = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(late.status == 504, "\(late)")
+            #expect(late.code == "lock_timeout")
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: site.admin).string("state") == "registered")
+            try await process.waitForLine(containing: "] activated")
+
+            // The lock is activated and out of pairing mode. A wrong code does not finish the pairing…
+            let wrong = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": "AAAA-BBBB-CCCC-DDDD"])
+            #expect(wrong.status == 422, "\(wrong)")
+            #expect(wrong.code == "setup_code_mismatch")
+            // …the right one does, without a factory reset and without opening the door.
+            let again = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(again.status == 200, "\(again)")
+            #expect(again.string("state") == "active")
+            #expect(try await lock.stats()["openings"] == 0)
+
+            // The key the server finished with is the lock's: an unlock opens the door.
+            try await site.authorizeAdmin()
+            let unlock = try await site.unlock(lock.id)
+            #expect(unlock.status == 200, "\(unlock)")
+            #expect(try await lock.stats()["openings"] == 1)
+
+            let audit = try await site.api.get("/api/v1/audit?action=activate_lock", token: site.admin)
+            let reasons = audit.items.compactMap { $0["reason"] as? String }
+            #expect(reasons.contains("lock_timeout"))
+            #expect(reasons.contains("setup_code_mismatch"))
+            #expect(audit.items.contains { ($0["outcome"] as? String) == "success" })
+        }
+    }
+
     @Test("Unlock: granted, the relay opens and re-locks, and the state events arrive")
     func unlockGranted() async throws {
         try await Site.with() { site in

@@ -147,12 +147,82 @@ import UnlockITCore
     @Test func aWrongSetupCodeStopsActivationBeforeAnyChallenge() async throws {
         let (gateway, link) = gateway()
         let code = SetupCode.random()
-        let activation = Task { try await gateway.activate(lock, setupCode: .random()) }
+        let activation = Task {
+            try await gateway.activate(lock, setupCode: .random(), pending: nil) { _ in Issue.record("a key of the wrong code was held") }
+        }
         guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
         let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
         answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
         await #expect(throws: ActivationFailure.setupCodeMismatch) { _ = try await activation.value }
         #expect(link.commands.count == 1)
+    }
+
+    @Test func aConfirmationWhoseAnswerWasLostIsFinishedByTheNextAttempt() async throws {
+        let (gateway, link) = gateway()
+        let code = SetupCode.random()
+        let held = Mutex<PendingPairing?>(nil)
+        let first = Task {
+            try await gateway.activate(lock, setupCode: code, pending: nil) { pairing in held.withLock { $0 = pairing } }
+        }
+        guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
+        answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
+        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw Failure("expected a challenge") }
+        // The key is held before the lock can be asked to commit.
+        #expect(held.withLock { $0?.key.bytes } == key.bytes)
+        answer(gateway, from: lock, .nonce(req: challenge, nonce: .random()))
+        guard case .confirm = try await link.waitForCommand(3) else { throw Failure("expected a confirm") }
+        // The lock commits, but its result never arrives.
+        link.fireTimers()
+        await #expect(throws: ActivationFailure.lockTimeout) { _ = try await first.value }
+
+        let pending = try #require(held.withLock { $0 })
+        let second = Task {
+            try await gateway.activate(lock, setupCode: code, pending: pending) { _ in Issue.record("nothing new to hold") }
+        }
+        guard case .activate(let again) = try await link.waitForCommand(4) else { throw Failure("expected activate") }
+        answer(gateway, from: lock, .error(req: again, reason: .alreadyActivated))
+        guard case .challenge(let proof) = try await link.waitForCommand(5) else { throw Failure("expected a challenge") }
+        let nonce = Block128.random()
+        answer(gateway, from: lock, .nonce(req: proof, nonce: nonce))
+        guard case .confirm(let confirmReq, let response) = try await link.waitForCommand(6) else { throw Failure("expected a confirm") }
+        #expect(confirmReq == proof)
+        #expect(response == AES128.encrypt(nonce, key: key))
+        answer(gateway, from: lock, .result(req: proof, granted: true, reason: nil))
+        #expect(try await second.value.bytes == key.bytes)
+    }
+
+    @Test func finishingAnEarlierAttemptNeedsItsSetupCodeAndALockHoldingItsKey() async throws {
+        let (gateway, link) = gateway()
+        let code = SetupCode.random()
+        let pending = PendingPairing(key: key, wrappedKey: KeyWrap.wrap(key, setupCode: code, lock: lock).wrappedKey)
+        func attempt(_ code: SetupCode, pending: PendingPairing?) -> Task<Key128, any Error> {
+            Task { try await gateway.activate(lock, setupCode: code, pending: pending) { _ in Issue.record("nothing to hold") } }
+        }
+
+        // Another code: refused before anything is asked of the lock.
+        let wrongCode = attempt(.random(), pending: pending)
+        guard case .activate(let req1) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        answer(gateway, from: lock, .error(req: req1, reason: .alreadyActivated))
+        await #expect(throws: ActivationFailure.setupCodeMismatch) { _ = try await wrongCode.value }
+        #expect(link.commands.count == 1)
+
+        // Nothing pending: an activated lock stays what it is.
+        let nothing = attempt(code, pending: nil)
+        guard case .activate(let req2) = try await link.waitForCommand(2) else { throw Failure("expected activate") }
+        answer(gateway, from: lock, .error(req: req2, reason: .alreadyActivated))
+        await #expect(throws: ActivationFailure.alreadyActivated) { _ = try await nothing.value }
+        #expect(link.commands.count == 2)
+
+        // The lock refuses the proof (it was activated with another key): still already activated.
+        let otherKey = attempt(code, pending: pending)
+        guard case .activate(let req3) = try await link.waitForCommand(3) else { throw Failure("expected activate") }
+        answer(gateway, from: lock, .error(req: req3, reason: .alreadyActivated))
+        guard case .challenge(let proof) = try await link.waitForCommand(4) else { throw Failure("expected a challenge") }
+        answer(gateway, from: lock, .nonce(req: proof, nonce: .random()))
+        _ = try await link.waitForCommand(5)
+        answer(gateway, from: lock, .result(req: proof, granted: false, reason: .badResponse))
+        await #expect(throws: ActivationFailure.alreadyActivated) { _ = try await otherKey.value }
     }
 
     @Test func malformedEventsAreCountedAndDropped() async throws {

@@ -115,9 +115,13 @@ struct LocksController {
         }
         let key: Key128
         do {
-            key = try await services.gateway.activate(id, setupCode: setupCode)
-        } catch {
-            try await fail(error)
+            key = try await services.gateway.activate(id, setupCode: setupCode, pending: try await pendingPairing(id, in: admin.companyID)) {
+                [services] pairing in
+                try await services.store.holdPendingKey(
+                    id, in: admin.companyID, sealedKey: try services.sealer.seal(pairing.key, for: id), wrappedKey: pairing.wrappedKey.bytes)
+            }
+        } catch let failure as ActivationFailure {
+            try await fail(failure)
         }
         let now = services.clock.now()
         try await services.store.activateLock(
@@ -125,6 +129,16 @@ struct LocksController {
             audit: services.audit(.activateLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
         guard let activated = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(activated)
+    }
+
+    /// The key an earlier pairing attempt held for the lock, if any.
+    private func pendingPairing(_ id: LockID, in company: CompanyID) async throws -> PendingPairing? {
+        guard let held = try await services.store.pendingKey(id, in: company) else { return nil }
+        guard let wrapped = Block128(held.wrappedKey), let key = try? services.sealer.open(held.sealedKey, for: id) else {
+            services.logger.error("a pending pairing key cannot be opened; ignored", metadata: ["lock": "\(id)"])
+            return nil
+        }
+        return PendingPairing(key: key, wrappedKey: wrapped)
     }
 
     @Sendable func retire(request: Request, context: AppContext) async throws -> LockResponse {

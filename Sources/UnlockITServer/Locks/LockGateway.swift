@@ -99,24 +99,41 @@ public final class LockGateway: Sendable {
 
     /// Pairs with a lock in pairing mode: asks for its wrapped key, unwraps it with the admin's setup
     /// code (a wrong code throws ``ActivationFailure/setupCodeMismatch`` and leaves the lock pairable),
-    /// then proves possession of the key with a `confirm` so the lock marks itself activated.
-    /// Returns the device key, which the caller seals and stores.
-    public func activate(_ lock: LockID, setupCode: SetupCode) async throws(ActivationFailure) -> Key128 {
-        guard link.isConnected else { throw .brokerUnavailable }
-        guard presence.isOnline(lock) else { throw .lockOffline }
+    /// gives the key to `hold` (which must store it before the lock can commit), then proves
+    /// possession of the key with a `confirm` so the lock marks itself activated. Returns the device
+    /// key, which the caller seals and stores.
+    ///
+    /// A lock that answers `already_activated` may be one an earlier attempt activated without
+    /// hearing back (its `result` lost or late). With that attempt's `pending` key, and the setup code
+    /// it was unwrapped with, the lock is asked to prove it holds the key (`confirm` on a fresh
+    /// challenge, which an activated lock answers without opening) and the activation completes.
+    ///
+    /// Throws an ``ActivationFailure``, or what `hold` throws (then nothing was sent after `activate`).
+    public func activate(
+        _ lock: LockID, setupCode: SetupCode, pending: PendingPairing?, hold: @Sendable (PendingPairing) async throws -> Void
+    ) async throws -> Key128 {
+        guard link.isConnected else { throw ActivationFailure.brokerUnavailable }
+        guard presence.isOnline(lock) else { throw ActivationFailure.lockOffline }
         // Three exchanges: allow each the unlock timeout.
         let deadline = ContinuousClock.now + timeout * 3
-        guard await serializer.acquire(lock, deadline: deadline) else { throw .lockTimeout }
+        guard await serializer.acquire(lock, deadline: deadline) else { throw ActivationFailure.lockTimeout }
         defer { serializer.release(lock) }
 
         let key: Key128
+        let resuming: Bool
         switch await exchange(.activate(req: RequestID.random()), with: lock, deadline: deadline) {
         case .event(.activated(_, let wrapped, let kcv)):
-            guard let unwrapped = KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: setupCode, lock: lock) else { throw .setupCodeMismatch }
-            key = unwrapped
-        case .event(.error(_, .notInPairingMode)): throw .notInPairingMode
-        case .event(.error(_, .alreadyActivated)): throw .alreadyActivated
-        case .event: throw .lockDenied
+            guard let unwrapped = KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: setupCode, lock: lock) else {
+                throw ActivationFailure.setupCodeMismatch
+            }
+            try await hold(PendingPairing(key: unwrapped, wrappedKey: wrapped))
+            (key, resuming) = (unwrapped, false)
+        case .event(.error(_, .alreadyActivated)):
+            guard let pending else { throw ActivationFailure.alreadyActivated }
+            guard pending.matches(setupCode, lock: lock) else { throw ActivationFailure.setupCodeMismatch }
+            (key, resuming) = (pending.key, true)
+        case .event(.error(_, .notInPairingMode)): throw ActivationFailure.notInPairingMode
+        case .event: throw ActivationFailure.lockDenied
         case let other: throw Self.failure(other)
         }
 
@@ -124,16 +141,18 @@ public final class LockGateway: Sendable {
         let nonce: Block128
         switch await exchange(.challenge(req: req), with: lock, deadline: deadline) {
         case .event(.nonce(_, let value)): nonce = value
-        case .event(.error(_, .alreadyActivated)): throw .alreadyActivated
-        case .event(.error(_, .notInPairingMode)): throw .notInPairingMode
-        case .event: throw .lockDenied
+        case .event(.error(_, .alreadyActivated)): throw ActivationFailure.alreadyActivated
+        case .event(.error(_, .notInPairingMode)): throw ActivationFailure.notInPairingMode
+        case .event: throw ActivationFailure.lockDenied
         case let other: throw Self.failure(other)
         }
         switch await exchange(.confirm(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key)), with: lock, deadline: deadline) {
         case .event(.result(_, true, _)): return key
-        case .event(.error(_, .alreadyActivated)): throw .alreadyActivated
-        case .event(.error(_, .notInPairingMode)): throw .notInPairingMode
-        case .event: throw .lockDenied
+        // Resuming, a refused proof means the lock was activated with another key.
+        case .event(.result(_, false, _)) where resuming: throw ActivationFailure.alreadyActivated
+        case .event(.error(_, .alreadyActivated)): throw ActivationFailure.alreadyActivated
+        case .event(.error(_, .notInPairingMode)): throw ActivationFailure.notInPairingMode
+        case .event: throw ActivationFailure.lockDenied
         case let other: throw Self.failure(other)
         }
     }
