@@ -136,6 +136,40 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A lock that opens after the client was told lock_timeout is in the audit log")
+    func lateGrantIsAudited() async throws {
+        try await Site.with(serverEnvironment: ["UNLOCKIT_UNLOCK_TIMEOUT": "1"]) { site in
+            try await site.addSuperuserAccount()
+            let (lock, _) = try await site.activeLock("lock-late")
+            try await site.authorizeAdmin()
+            let lockID = LockID(lock.id)!
+            // The lock's firmware hangs with its connection up; a stand-in answers on its topic, slowly.
+            let firmware = try #require(lock.process)
+            firmware.signal(SIGSTOP)
+            defer { firmware.signal(SIGCONT) }
+            let standIn = try await site.superuser("stand-in")
+            let wire = try await standIn.record(Topics.command(lockID))
+            async let reply = site.unlock(lock.id)
+            let challenge = try await wire.waitFor("a challenge") { $0.contains(#""op":"challenge""#) }
+            guard case .challenge(let req) = try Command.decode(Array(challenge.utf8)) else { throw HarnessError("not a challenge") }
+            try standIn.publish(topic: Topics.event(lockID), payload: Event.nonce(req: req, nonce: .random()).encoded())
+            _ = try await wire.waitFor("the respond") { $0.contains(#""op":"respond""#) }
+            let answer = try await reply
+            #expect(answer.status == 504, "\(answer)")
+            #expect(answer.code == "lock_timeout")
+
+            // The result comes after the server's answer: the door opened, and the log says so.
+            try standIn.publish(topic: Topics.event(lockID), payload: Event.result(req: req, granted: true, reason: nil).encoded())
+            try await Network.waitUntil("the late opening in the audit log") {
+                let audit = try await site.api.get("/api/v1/audit?action=unlock", token: site.admin)
+                return audit.items.contains { ($0["reason"] as? String) == "granted_late" && ($0["outcome"] as? String) == "success" }
+            }
+            let reasons = try await site.api.get("/api/v1/audit?action=unlock", token: site.admin).items.compactMap { $0["reason"] as? String }
+            #expect(reasons.sorted() == ["granted_late", "lock_timeout"])
+            await standIn.shutdown()
+        }
+    }
+
     @Test("Replay: a captured respond, a late respond and a duplicate delivery open nothing")
     func replay() async throws {
         try await Site.with() { site in

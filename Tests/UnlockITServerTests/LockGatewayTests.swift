@@ -101,6 +101,58 @@ import UnlockITCore
         #expect(link.commands.count == 1)  // no respond: the door cannot open after the timeout
     }
 
+    @Test func aGrantAfterTheTimeoutIsReportedNotDropped() async throws {
+        let metrics = ServerMetrics()
+        let link = FakeLink()
+        let gateway = LockGateway(link: link, timeout: .seconds(2), metrics: metrics, logger: Logger(label: "test"))
+        for id in [lock, other] {
+            gateway.handle(MQTTMessage(topic: Topics.status(id), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
+        }
+        let reported = Mutex(0)
+
+        // Timed out after the respond went out: the lock may still open, and says so.
+        async let outcome = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        answer(gateway, from: lock, .nonce(req: req, nonce: .random()))
+        _ = try await link.waitForCommand(2)
+        link.fireTimers()
+        #expect(await outcome == .lockTimeout)
+        answer(gateway, from: other, .result(req: req, granted: true, reason: nil))  // not the lock that was asked
+        #expect(reported.withLock { $0 } == 0)
+        answer(gateway, from: lock, .result(req: req, granted: true, reason: nil))
+        answer(gateway, from: lock, .result(req: req, granted: true, reason: nil))  // a duplicate delivery: one report
+        #expect(reported.withLock { $0 } == 1)
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(text.contains(#"unlockit_unlocks_total{outcome="granted_late"} 1"#), "\(text)")
+
+        // A late denial opened nothing; a timeout before any respond cannot have opened anything.
+        async let denied = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
+        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw Failure("expected a challenge") }
+        answer(gateway, from: lock, .nonce(req: req2, nonce: .random()))
+        _ = try await link.waitForCommand(4)
+        link.fireTimers()
+        #expect(await denied == .lockTimeout)
+        answer(gateway, from: lock, .result(req: req2, granted: false, reason: .expired))
+        async let silent = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
+        guard case .challenge(let req3) = try await link.waitForCommand(5) else { throw Failure("expected a challenge") }
+        link.fireTimers()
+        #expect(await silent == .lockTimeout)
+        answer(gateway, from: lock, .result(req: req3, granted: true, reason: nil))
+        #expect(reported.withLock { $0 } == 1)
+
+        // The watch ends: after its window a result is only counted as unexpected.
+        async let forgotten = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
+        guard case .challenge(let req4) = try await link.waitForCommand(6) else { throw Failure("expected a challenge") }
+        answer(gateway, from: lock, .nonce(req: req4, nonce: .random()))
+        _ = try await link.waitForCommand(7)
+        link.fireTimers()
+        #expect(await forgotten == .lockTimeout)
+        #expect(link.scheduledDelays == [LockGateway.lateGrantWindow])
+        link.fireTimers()
+        answer(gateway, from: lock, .result(req: req4, granted: true, reason: nil))
+        #expect(reported.withLock { $0 } == 1)
+    }
+
     @Test func aSilentLockTimesOutAndAnOfflineLockIsNotAsked() async throws {
         let (gateway, link) = gateway(timeout: .milliseconds(300))
         async let outcome = gateway.unlock(lock, key: key)

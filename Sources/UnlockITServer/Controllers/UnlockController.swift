@@ -56,7 +56,11 @@ struct UnlockController {
             throw APIError.internalError
         }
 
-        let outcome = await services.gateway.unlock(lock.id, key: key)
+        let outcome = await services.gateway.unlock(lock.id, key: key) { [services] in
+            // The client was told lock_timeout, and the door opened: the log must say so too.
+            services.store.enqueue(
+                services.audit(.unlock, by: user, company: user.companyID, outcome: .success, reason: .grantedLate, lock: lockID, room: lock.roomID))
+        }
         switch outcome {
         case .granted:
             record(.success, outcome.auditReason, room: lock.roomID)

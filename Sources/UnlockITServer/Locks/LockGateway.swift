@@ -41,10 +41,24 @@ public final class LockGateway: Sendable {
         /// Past the nonce step (its `respond` or `confirm` sent): another `nonce` with this `req` is a
         /// duplicate (QoS 1 may deliver one twice), not the answer, and is dropped.
         var pastNonce: Bool
+        /// For an unlock: called if the lock grants it after the wait timed out (see ``LateGrants``).
+        var onLateGrant: (@Sendable () -> Void)?
+    }
+
+    /// Unlocks that timed out after their `respond` was sent: the lock may still open and say so.
+    /// Such a grant is reported, not dropped, for ``lateGrantWindow`` after the timeout.
+    private struct LateWatch {
+        let lock: LockID
+        let onGrant: @Sendable () -> Void
     }
 
     private let link: any CommandLink
     private let waiters = Mutex<[RequestID: Waiter]>([:])
+    /// Always taken inside `waiters` when both are needed, never the other way round.
+    private let lateWatches = Mutex<[RequestID: LateWatch]>([:])
+    /// A lock drops a challenge 5 s after issuing it (protocol.md), so its grant comes within 5 s of
+    /// the `respond`; twice that leaves room for the broker.
+    static let lateGrantWindow: Duration = .seconds(10)
     private let serializer = KeyedSerializer<LockID>()
     let presence = PresenceTracker()
     private let timeout: Duration
@@ -71,7 +85,10 @@ public final class LockGateway: Sendable {
     // MARK: - Unlock
 
     /// Runs challenge → respond → result with the lock's key. The access rule must already have allowed it.
-    public func unlock(_ lock: LockID, key: Key128) async -> UnlockOutcome {
+    ///
+    /// `onLateGrant` runs (on the MQTT thread) if the outcome was `lockTimeout` but the lock then
+    /// reports it opened after all: the door's record must not miss an opening.
+    public func unlock(_ lock: LockID, key: Key128, onLateGrant: @escaping @Sendable () -> Void = {}) async -> UnlockOutcome {
         guard link.isConnected else { return .brokerUnavailable }
         guard presence.isOnline(lock) else { return .lockOffline }
         let deadline = ContinuousClock.now + timeout
@@ -83,7 +100,9 @@ public final class LockGateway: Sendable {
         // The respond goes out from the MQTT thread the moment the nonce arrives: one hop less
         // each way than coming back to this task between the two exchanges.
         let req = RequestID.random()
-        let reply = await exchange(.challenge(req: req), with: lock, deadline: deadline, respondBy: deadline - respondMargin) { nonce in
+        let reply = await exchange(
+            .challenge(req: req), with: lock, deadline: deadline, respondBy: deadline - respondMargin, onLateGrant: onLateGrant
+        ) { nonce in
             .respond(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key))
         }
         switch reply {
@@ -173,13 +192,14 @@ public final class LockGateway: Sendable {
     /// and the wait goes on for the answer to that.
     private func exchange(
         _ command: Command, with lock: LockID, deadline: ContinuousClock.Instant, respondBy: ContinuousClock.Instant? = nil,
-        onNonce: (@Sendable (Block128) -> Command)? = nil
+        onLateGrant: (@Sendable () -> Void)? = nil, onNonce: (@Sendable (Block128) -> Command)? = nil
     ) async -> Reply {
         let req = command.req
         return await withCheckedContinuation { continuation in
             let pastNonce = if case .confirm = command { true } else { false }
             waiters.withLock {
-                $0[req] = Waiter(lock: lock, continuation: continuation, onNonce: onNonce, respondBy: respondBy, pastNonce: pastNonce)
+                $0[req] = Waiter(
+                    lock: lock, continuation: continuation, onNonce: onNonce, respondBy: respondBy, pastNonce: pastNonce, onLateGrant: onLateGrant)
             }
             // A timer on the MQTT thread, not a task per request: if the answer came first, the
             // request id is gone and the timer finds nothing to do.
@@ -216,11 +236,17 @@ public final class LockGateway: Sendable {
                 }
             }
             waiters[req] = nil
+            if case .timeout = reply, waiter.pastNonce, let onGrant = waiter.onLateGrant {
+                lateWatches.withLock { $0[req] = LateWatch(lock: waiter.lock, onGrant: onGrant) }
+                link.schedule(after: Self.lateGrantWindow) { [weak self] in _ = self?.lateWatches.withLock { $0.removeValue(forKey: req) } }
+            }
             return .resume(waiter)
         }
         switch next {
         case .ignore:
-            if lock != nil { metrics.unexpectedMessage() }
+            guard let lock else { return }
+            if case .event(.result(_, let granted, _)) = reply, lateResult(req, granted: granted, from: lock) { return }
+            metrics.unexpectedMessage()
         case .resume(let waiter):
             waiter.continuation.resume(returning: reply)
         case .answer(let nonce, let makeCommand, let lock):
@@ -230,6 +256,22 @@ public final class LockGateway: Sendable {
                 finish(req, with: .brokerUnavailable)
             }
         }
+    }
+
+    /// A result for an unlock that already timed out; false if none was being watched for.
+    private func lateResult(_ req: RequestID, granted: Bool, from lock: LockID) -> Bool {
+        let watch = lateWatches.withLock { watches -> LateWatch? in
+            guard let watch = watches[req], watch.lock == lock else { return nil }
+            watches[req] = nil
+            return watch
+        }
+        guard let watch else { return false }
+        if granted {
+            logger.warning("a lock opened after its unlock had timed out", metadata: ["lock": "\(lock)"])
+            metrics.lateGrant()
+            watch.onGrant()
+        }
+        return true
     }
 
     // MARK: - Incoming messages (MQTT event loop thread)

@@ -54,14 +54,21 @@ public final class ServerMetrics: Sendable {
 
     /// One unlock attempt, by its final outcome (`granted`, `level_too_low`, `lock_timeout`, …).
     func unlock(outcome: String, duration: Duration) {
-        let counter = unlockCounters.withLock { counters in
+        unlockCounter(outcome).increment()
+        unlockLatency.recordNanoseconds(Int64(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000))
+    }
+
+    /// A lock opened after its unlock had been answered `lock_timeout` (no latency: the client's
+    /// answer was already counted).
+    func lateGrant() { unlockCounter("granted_late").increment() }
+
+    private func unlockCounter(_ outcome: String) -> CoreMetrics.Counter {
+        unlockCounters.withLock { counters in
             if let counter = counters[outcome] { return counter }
             let counter = CoreMetrics.Counter(label: "unlockit_unlocks_total", dimensions: [("outcome", outcome)], factory: factory)
             counters[outcome] = counter
             return counter
         }
-        counter.increment()
-        unlockLatency.recordNanoseconds(Int64(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000))
     }
 
     func signIn(outcome: String) {
