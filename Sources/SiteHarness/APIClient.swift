@@ -23,12 +23,14 @@ public struct APIClient: Sendable {
         public var description: String { "\(status) \(text.prefix(500))" }
     }
 
-    public func call(_ method: String, _ path: String, token: String? = nil, json: [String: any Sendable]? = nil, raw: String? = nil) async throws
-        -> Reply
-    {
+    public func call(
+        _ method: String, _ path: String, token: String? = nil, json: [String: any Sendable]? = nil, raw: String? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = HTTPMethod(rawValue: method)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)))

@@ -43,6 +43,31 @@ struct AccessEndToEndTests {
         }
     }
 
+    @Test("Sign-in attempts are limited per client; behind a trusted proxy, per address the proxy forwarded")
+    func signInsPerClient() async throws {
+        let limits = ["UNLOCKIT_SIGN_INS_PER_CLIENT_PER_MINUTE": "3", "UNLOCKIT_TRUSTED_PROXIES": "127.0.0.1"]
+        try await Site.with(serverEnvironment: limits) { site in
+            func signIn(from client: String, password: String = "not the password") async throws -> APIClient.Reply {
+                try await site.api.call(
+                    "POST", "/api/v1/auth/sign-in", json: ["email": "operator@site.test", "password": password],
+                    headers: ["X-Forwarded-For": "192.0.2.66, \(client)"])
+            }
+            for _ in 0..<3 { #expect(try await signIn(from: "203.0.113.9").status == 401) }
+            let limited = try await signIn(from: "203.0.113.9")
+            #expect(limited.status == 429, "\(limited)")
+            #expect(limited.code == "too_many_requests")
+            // What the client wrote itself (left of the proxy's entry) does not make it another client.
+            let spoofed = try await site.api.call(
+                "POST", "/api/v1/auth/sign-in", json: ["email": "operator@site.test", "password": "x"],
+                headers: ["X-Forwarded-For": "198.51.100.1, 203.0.113.9"])
+            #expect(spoofed.status == 429)
+            // Another client is not affected.
+            #expect(try await signIn(from: "203.0.113.10").status == 401)
+            let metrics = try await site.api.get("/metrics").text
+            #expect(metrics.contains(#"unlockit_sign_ins_total{outcome="client_limited"} 2"#), "\(metrics)")
+        }
+    }
+
     @Test("A retired lock can no longer connect or open")
     func retiredLock() async throws {
         try await Site.with(requiredLevel: 0) { site in

@@ -141,6 +141,25 @@ struct SignInTests {
         }
     }
 
+    @Test("One client's sign-in attempts are limited per minute, password and OpenID Connect alike: 429 with Retry-After")
+    func perClientLimit() async throws {
+        let harness = try Harness { $0.signInsPerClientPerMinute = 3 }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            #expect(try await api.signIn("admin@acme.test", "not the password").status == 401)
+            #expect(try await api.signIn("nobody@acme.test", "not the password").status == 401)
+            let oidc = try await api.post("/api/v1/auth/oidc", nil, ["clientID": "x", "idToken": "y"])
+            #expect(oidc.status == 511 && oidc.code == "id_token_invalid", "\(oidc)")
+            // Over the limit: even the right password is not checked.
+            let limited = try await api.signIn("admin@acme.test", initial)
+            #expect(limited.status == 429)
+            #expect(limited.code == "too_many_requests")
+            let wait = Int(limited.headers[.retryAfter] ?? "") ?? 0
+            #expect((1...20).contains(wait), "\(limited.headers)")
+            #expect(try await api.post("/api/v1/auth/oidc", nil, ["clientID": "x", "idToken": "y"]).status == 429)
+        }
+    }
+
     @Test("Guesses at the current password in a password change count against the same limit as sign-ins")
     func passwordChangeGuessesAreLimited() async throws {
         let harness = try Harness {

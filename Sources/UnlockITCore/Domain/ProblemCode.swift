@@ -46,6 +46,8 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case lockTimeout = "lock_timeout"
     case brokerUnavailable = "broker_unavailable"
     case serverBusy = "server_busy"
+    // Too many requests from one client (429)
+    case tooManyRequests = "too_many_requests"
     // The server (500)
     case internalError = "internal_error"
 }

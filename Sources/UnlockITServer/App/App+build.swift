@@ -50,6 +50,8 @@ public enum UnlockITApp {
             signInLimiter: SignInLimiter(
                 perHour: configuration.signInFailuresPerHour, lockoutThreshold: configuration.lockoutThreshold,
                 lockoutSeconds: configuration.lockoutSeconds),
+            clientLimiter: ClientRateLimiter(perMinute: configuration.signInsPerClientPerMinute),
+            trustedProxies: Set(configuration.trustedProxies.compactMap(ClientAddress.canonical)),
             oidc: OIDCVerifier(issuers: configuration.oidcIssuers, clock: parts.clock, logger: parts.logger),
             tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,
             sealer: KeySealer(masterKey: parts.masterKey), metrics: parts.metrics, logger: parts.logger, brokerURL: configuration.mqttURL)

@@ -8,6 +8,9 @@ struct AppServices: Sendable {
     let clock: ServerClock
     let hasher: PasswordHasher
     let signInLimiter: SignInLimiter
+    let clientLimiter: ClientRateLimiter
+    /// Canonical addresses (``ClientAddress/canonical(_:)``) of the trusted reverse proxies.
+    let trustedProxies: Set<String>
     let oidc: OIDCVerifier
     let tokenLifetime: Int
     let gateway: LockGateway

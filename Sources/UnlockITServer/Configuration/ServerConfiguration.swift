@@ -28,6 +28,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Consecutive failures that lock an account for ``lockoutSeconds``.
     public var lockoutThreshold = 5
     public var lockoutSeconds = 60
+    /// Sign-in attempts (password or OpenID Connect) one client may make in a minute, in a burst or
+    /// spread out; more are answered 429 `too_many_requests`.
+    public var signInsPerClientPerMinute = 30
+    /// Reverse proxies whose `X-Forwarded-For` names the client (IP addresses).
+    public var trustedProxies: [String] = []
     public var oidcIssuers: [OIDCIssuer] = []
     public var logLevel = "info"
 
@@ -88,13 +93,15 @@ public struct ServerConfiguration: Sendable, Equatable {
         var signInFailuresPerHour: Int?
         var lockoutThreshold: Int?
         var lockoutSeconds: Int?
+        var signInsPerClientPerMinute: Int?
+        var trustedProxies: [String]?
         var oidcIssuers: [OIDCIssuer]?
         var logLevel: String?
 
         static let keys: Set<String> = [
             "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
             "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
-            "oidcIssuers", "logLevel",
+            "signInsPerClientPerMinute", "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
 
@@ -127,6 +134,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         signInFailuresPerHour = settings.signInFailuresPerHour ?? signInFailuresPerHour
         lockoutThreshold = settings.lockoutThreshold ?? lockoutThreshold
         lockoutSeconds = settings.lockoutSeconds ?? lockoutSeconds
+        signInsPerClientPerMinute = settings.signInsPerClientPerMinute ?? signInsPerClientPerMinute
+        trustedProxies = settings.trustedProxies ?? trustedProxies
         oidcIssuers = settings.oidcIssuers ?? oidcIssuers
         logLevel = settings.logLevel ?? logLevel
     }
@@ -154,6 +163,10 @@ public struct ServerConfiguration: Sendable, Equatable {
             guard let value = Double(text) else { throw ConfigurationError("UNLOCKIT_UNLOCK_TIMEOUT must be a number of seconds") }
             unlockTimeout = value
         }
+        signInsPerClientPerMinute = try int("UNLOCKIT_SIGN_INS_PER_CLIENT_PER_MINUTE") ?? signInsPerClientPerMinute
+        if let text = environment["UNLOCKIT_TRUSTED_PROXIES"] {
+            trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         logLevel = environment["UNLOCKIT_LOG_LEVEL"] ?? logLevel
         if let text = environment["UNLOCKIT_OIDC_ISSUERS"] {
             do {
@@ -173,6 +186,12 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (0.1...60).contains(unlockTimeout) else { throw ConfigurationError("the unlock timeout must be 0.1–60 s") }
         guard signInFailuresPerHour >= 1, lockoutThreshold >= 1, lockoutSeconds >= 1 else {
             throw ConfigurationError("sign-in limits must be positive")
+        }
+        guard (1...1_000_000).contains(signInsPerClientPerMinute) else {
+            throw ConfigurationError("sign-ins per client per minute must be 1–1000000")
+        }
+        if let bad = trustedProxies.first(where: { ClientAddress.canonical($0) == nil }) {
+            throw ConfigurationError("trusted proxy \"\(bad)\" is not an IP address")
         }
         guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(logLevel) else {
             throw ConfigurationError("unknown log level \(logLevel)")

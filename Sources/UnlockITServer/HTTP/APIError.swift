@@ -88,6 +88,15 @@ extension APIError {
 
     // 503
     /// Too many password hashes are already queued: try again in a second.
+    /// 429 for a client over its sign-in rate, with how long to wait.
+    static func tooManySignIns(retryAfter wait: Duration) -> APIError {
+        var error = APIError(
+            .tooManyRequests, code: .tooManyRequests, title: "Too many sign-in attempts from this address",
+            detail: "Wait before trying again.")
+        error.headers[.retryAfter] = String(max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0)))
+        return error
+    }
+
     static let serverBusy = busy(detail: "Too many sign-ins and password changes are waiting. Try again shortly.")
 
     /// The audit log's write queue is full (the disk is failing or far behind): no door opens

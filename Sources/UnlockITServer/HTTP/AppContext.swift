@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import UnlockITCore
 
 /// Who is calling: set by ``AuthMiddleware`` from the bearer token.
@@ -9,13 +10,16 @@ public struct Identity: Sendable {
 }
 
 /// The request context of every UnlockIT route.
-public struct AppContext: RequestContext {
+public struct AppContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: Identity?
+    /// The connection's peer (a proxy's, behind one: see ``ClientAddress``).
+    public let remoteAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         identity = nil
+        remoteAddress = source.channel.remoteAddress
     }
 
     /// Bodies are small JSON documents; only the user import takes a larger one.
