@@ -33,4 +33,10 @@ import Testing
         #expect(limiter.take("limited", now: t0 + .seconds(40)) == nil)
         #expect(limiter.take("limited", now: t0 + .seconds(40)) != nil)
     }
+
+    @Test func aSprayOfNewClientsStaysWithinTheCapacity() {
+        let limiter = ClientRateLimiter(perMinute: 2, capacity: 10)
+        for index in 0..<50 { #expect(limiter.take("spray-\(index)", now: t0) == nil) }
+        #expect((9...10).contains(limiter.clientCount), "\(limiter.clientCount)")
+    }
 }

@@ -55,4 +55,16 @@ import Testing
         #expect(isRefused(limiter.begin("a@x.test", now: now.addingTimeInterval(3599))))
         #expect(started(limiter.begin("a@x.test", now: now.addingTimeInterval(3600))) != nil)
     }
+
+    @Test("A spray of new emails stays within the capacity and does not free a locked-out account")
+    func capacity() throws {
+        let limiter = SignInLimiter(perHour: 100, lockoutThreshold: 3, lockoutSeconds: 60, capacity: 10)
+        for _ in 0..<3 { limiter.finished(try #require(started(limiter.begin("victim@x.test", now: now))), passed: false, now: now) }
+        for index in 0..<50 {
+            let at = now.addingTimeInterval(Double(index) / 10)
+            limiter.finished(try #require(started(limiter.begin("spray-\(index)@x.test", now: at))), passed: false, now: at)
+        }
+        #expect((9...10).contains(limiter.accountCount), "\(limiter.accountCount)")
+        #expect(isRefused(limiter.begin("victim@x.test", now: now.addingTimeInterval(10))))
+    }
 }

@@ -14,7 +14,7 @@ final class ClientRateLimiter: Sendable {
     private let burst: Double
     private let buckets = Mutex<[String: Bucket]>([:])
     /// Bounds memory under a spray of addresses: full buckets are forgotten first (they are what a
-    /// new client gets anyway), then any.
+    /// new client gets anyway), then any, down to nine tenths of it.
     private let capacity: Int
 
     init(perMinute: Int, capacity: Int = 100_000) {
@@ -38,15 +38,22 @@ final class ClientRateLimiter: Sendable {
         }
     }
 
+    /// How many clients are remembered.
+    var clientCount: Int { buckets.withLock { $0.count } }
+
     private func refilled(_ bucket: Bucket, now: ContinuousClock.Instant) -> Bucket {
         let elapsed = bucket.updated.duration(to: now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return Bucket(tokens: min(burst, bucket.tokens + max(0, seconds) * perSecond), updated: max(bucket.updated, now))
     }
 
+    /// Makes room for a tenth of the capacity at once, so that a sweep over every bucket happens at
+    /// most once per that many new clients (a spray of addresses cannot make each attempt cost one).
     private func evict(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant) {
-        let before = buckets.count
         buckets = buckets.filter { refilled($0.value, now: now).tokens < burst }
-        if buckets.count == before, let any = buckets.keys.first { buckets[any] = nil }
+        let target = capacity - max(1, capacity / 10)
+        if buckets.count > target {
+            for key in Array(buckets.keys.prefix(buckets.count - target)) { buckets[key] = nil }
+        }
     }
 }

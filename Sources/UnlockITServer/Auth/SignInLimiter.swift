@@ -36,10 +36,15 @@ final class SignInLimiter: Sendable {
     private let lockoutThreshold: Int
     private let lockout: TimeInterval
     private let records = Mutex<[String: Record]>([:])
-    /// Bounds memory under a spray of random emails: the oldest-touched accounts are forgotten first.
-    private let capacity = 100_000
 
-    init(perHour: Int, lockoutThreshold: Int, lockoutSeconds: Int) {
+    /// How many accounts are remembered.
+    var accountCount: Int { records.withLock { $0.count } }
+    /// Bounds memory under a spray of random emails: the accounts failed longest ago are forgotten
+    /// first, a tenth at a time (never one with a check running).
+    private let capacity: Int
+
+    init(perHour: Int, lockoutThreshold: Int, lockoutSeconds: Int, capacity: Int = 100_000) {
+        self.capacity = capacity
         self.perHour = perHour
         self.lockoutThreshold = lockoutThreshold
         self.lockout = TimeInterval(lockoutSeconds)
@@ -49,8 +54,13 @@ final class SignInLimiter: Sendable {
     func begin(_ account: String, now: Date) -> Verdict {
         records.withLock { records in
             if records[account] == nil && records.count >= capacity {
-                let oldest = records.min { ($0.value.failures.last ?? .distantPast) < ($1.value.failures.last ?? .distantPast) }
-                if let oldest { records[oldest.key] = nil }
+                // A tenth at once (one sort per that many new accounts, not a scan per attempt): locked-out
+                // accounts last, the others by their last failure, oldest first.
+                func order(_ record: Record) -> (Int, Date) {
+                    ((record.lockedUntil ?? .distantPast) > now ? 1 : 0, record.failures.last ?? .distantPast)
+                }
+                let idle = records.filter { $0.value.inFlight == 0 }.sorted { order($0.value) < order($1.value) }
+                for (key, _) in idle.prefix(max(1, capacity / 10)) { records[key] = nil }
             }
             var record = records[account] ?? Record()
             defer { records[account] = record }
