@@ -41,7 +41,7 @@ public final class LockGateway: Sendable {
         /// Past the nonce step (its `respond` or `confirm` sent): another `nonce` with this `req` is a
         /// duplicate (QoS 1 may deliver one twice), not the answer, and is dropped.
         var pastNonce: Bool
-        /// For an unlock: called if the lock grants it after the wait timed out (see ``LateGrants``).
+        /// For an unlock: called if the lock grants it after the wait timed out (see ``LateWatch``).
         var onLateGrant: (@Sendable () -> Void)?
     }
 
