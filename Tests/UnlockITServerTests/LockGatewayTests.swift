@@ -47,9 +47,9 @@ import UnlockITCore
     let other = LockID("lock-other")!
     let key = Key128.random()
 
-    func gateway(timeout: Duration = .seconds(2)) -> (LockGateway, FakeLink) {
+    func gateway(timeout: Duration = .seconds(2), metrics: ServerMetrics = ServerMetrics()) -> (LockGateway, FakeLink) {
         let link = FakeLink()
-        let gateway = LockGateway(link: link, timeout: timeout, metrics: ServerMetrics(), logger: Logger(label: "test"))
+        let gateway = LockGateway(link: link, timeout: timeout, metrics: metrics, logger: Logger(label: "test"))
         for id in [lock, other] {
             gateway.handle(MQTTMessage(topic: Topics.status(id), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
         }
@@ -103,11 +103,7 @@ import UnlockITCore
 
     @Test func aGrantAfterTheTimeoutIsReportedNotDropped() async throws {
         let metrics = ServerMetrics()
-        let link = FakeLink()
-        let gateway = LockGateway(link: link, timeout: .seconds(2), metrics: metrics, logger: Logger(label: "test"))
-        for id in [lock, other] {
-            gateway.handle(MQTTMessage(topic: Topics.status(id), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
-        }
+        let (gateway, link) = gateway(metrics: metrics)
         let reported = Mutex(0)
 
         // Timed out after the respond went out: the lock may still open, and says so.
