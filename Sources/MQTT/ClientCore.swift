@@ -113,7 +113,7 @@ final class ClientCore: @unchecked Sendable {
         loopAttempt = 0
         for topic in configuration.subscriptions {
             var mid: Int32 = 0
-            let rc = mosquitto_subscribe(mosq, &mid, topic, QoS.atLeastOnce.rawValue)
+            let rc = mosquitto_subscribe(mosq, &mid, topic, configuration.subscriptionQoS.rawValue)
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 loopSubscribeWaiters[mid] = (topic, nil)
             }

@@ -5,9 +5,9 @@ import Synchronization
 /// An MQTT 3.1.1 client over libmosquitto with an async Swift API.
 ///
 /// It connects with a user name and password, sets TCP_NODELAY, registers an optional last will,
-/// subscribes to its configured topics on every (re)connect, publishes at QoS 1, delivers incoming
-/// messages as an `AsyncSequence` (or to a handler), and reconnects by itself with exponential backoff
-/// and jitter until ``shutdown()``.
+/// subscribes to its configured topics on every (re)connect, publishes (at QoS 1 unless told otherwise),
+/// delivers incoming messages as an `AsyncSequence` (or to a handler), and reconnects by itself with
+/// exponential backoff and jitter until ``shutdown()``.
 ///
 /// ```swift
 /// let client = try MQTTClient(configuration: .init(host: "127.0.0.1", port: 1883, clientID: "demo",
@@ -109,7 +109,8 @@ public final class MQTTClient: Sendable {
         try publish(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: retain))
     }
 
-    /// Subscribes to one more topic (QoS 1) on the current connection and waits for the broker's answer;
+    /// Subscribes to one more topic (at the configuration's ``MQTTClientConfiguration/subscriptionQoS``) on
+    /// the current connection and waits for the broker's answer;
     /// throws ``MQTTError/subscriptionRefused(_:)`` when an ACL denies it. Not repeated on reconnect:
     /// put permanent subscriptions in the configuration.
     public func subscribe(_ topic: String) async throws {

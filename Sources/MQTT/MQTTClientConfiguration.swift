@@ -11,14 +11,17 @@ public struct MQTTClientConfiguration: Sendable {
     public var cleanSession: Bool
     /// Published by the broker on this client's behalf when the connection dies without a DISCONNECT.
     public var will: MQTTMessage?
-    /// Subscribed (QoS 1) on every successful connect, since a clean session forgets them.
+    /// Subscribed on every successful connect, since a clean session forgets them.
     public var subscriptions: [String]
+    /// The QoS asked for by every subscription of this client (those above and ``MQTTClient/subscribe(_:)``).
+    /// The broker delivers each message at the lower of this and the QoS it was published with.
+    public var subscriptionQoS: QoS
     public var backoff: Backoff
 
     public init(
         host: String, port: Int, clientID: String, username: String? = nil, password: String? = nil,
         keepAlive: Int32 = 10, cleanSession: Bool = true, will: MQTTMessage? = nil, subscriptions: [String] = [],
-        backoff: Backoff = Backoff()
+        subscriptionQoS: QoS = .atLeastOnce, backoff: Backoff = Backoff()
     ) {
         self.host = host
         self.port = port
@@ -29,6 +32,7 @@ public struct MQTTClientConfiguration: Sendable {
         self.cleanSession = cleanSession
         self.will = will
         self.subscriptions = subscriptions
+        self.subscriptionQoS = subscriptionQoS
         self.backoff = backoff
     }
 }

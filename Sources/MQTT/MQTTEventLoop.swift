@@ -317,7 +317,7 @@ public final class MQTTEventLoop: Sendable {
             return
         }
         var mid: Int32 = 0
-        let rc = mosquitto_subscribe(core.mosq, &mid, topic, QoS.atLeastOnce.rawValue)
+        let rc = mosquitto_subscribe(core.mosq, &mid, topic, core.configuration.subscriptionQoS.rawValue)
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             continuation.resume(throwing: MQTTError.library(rc, MosquittoLibrary.describe(rc)))
             return

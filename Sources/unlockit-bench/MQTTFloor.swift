@@ -23,7 +23,8 @@ struct MQTTFloor {
         func client(_ id: String, _ subscriptions: [String], _ handler: @escaping @Sendable (MQTTMessage) -> Void) throws -> MQTTClient {
             try MQTTClient(
                 configuration: MQTTClientConfiguration(
-                    host: host, port: port, clientID: id, username: username, password: password, subscriptions: subscriptions),
+                    host: host, port: port, clientID: id, username: username, password: password, subscriptions: subscriptions,
+                    subscriptionQoS: .atLeastOnce),
                 delivery: .handler(handler))
         }
         let responderBox = Mutex<MQTTClient?>(nil)

@@ -115,14 +115,15 @@ struct LockProtocolEndToEndTests {
         }
     }
 
-    @Test("Unlock: granted, the relay opens and re-locks, and the state events arrive")
+    @Test("Unlock: granted, the relay opens and re-locks, the state events arrive; commands and events travel at QoS 0")
     func unlockGranted() async throws {
         try await Site.with() { site in
             try await site.addSuperuserAccount()
             let (lock, _) = try await site.activeLock("lock-unlock", arguments: ["--open-time", "0.5"])
             try await site.authorizeAdmin()
+            // The watcher subscribes at QoS 1, so each message reaches it at the QoS it was published with.
             let watcher = try await site.superuser()
-            let events = try await watcher.record(Topics.event(LockID(lock.id)!))
+            let events = try await watcher.record(Topics.event(LockID(lock.id)!), Topics.command(LockID(lock.id)!))
 
             let reply = try await site.unlock(lock.id)
             #expect(reply.status == 200)
@@ -132,6 +133,9 @@ struct LockProtocolEndToEndTests {
             _ = try await events.waitFor("state unlocked") { $0.contains(#""op":"state""#) && $0.contains("unlocked") }
             _ = try await events.waitFor("state locked") { $0.contains(#""op":"state""#) && $0.contains(#""state":"locked""#) }
             #expect(try await lock.stats()["openings"] == 1)
+            let ops = ["challenge", "nonce", "respond", "result", "state"]
+            #expect(ops.allSatisfy { op in events.payloads.contains { $0.contains(#""op":"\#(op)""#) } })
+            #expect(events.messages.allSatisfy { $0.qos == .atMostOnce }, "\(events.messages.map { ($0.topic, $0.qos) })")
             await watcher.shutdown()
         }
     }

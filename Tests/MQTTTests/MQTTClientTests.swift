@@ -66,6 +66,52 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("A subscription gets each message at the lower of its QoS and the publisher's")
+    func subscriptionQoS() async throws {
+        try await Fixture.with { fixture in
+            func receiver(_ id: String, _ qos: QoS) throws -> MQTTClient {
+                try MQTTClient(
+                    configuration: MQTTClientConfiguration(
+                        host: "127.0.0.1", port: fixture.broker.port, clientID: id, username: "tester", password: "tester password",
+                        subscriptions: ["test/qos/configured"], subscriptionQoS: qos))
+            }
+            let atMostOnce = try receiver("qos-0", .atMostOnce)
+            let atLeastOnce = try receiver("qos-1", .atLeastOnce)
+            let sender = try fixture.client("qos-sender")
+            for client in [atMostOnce, atLeastOnce, sender] {
+                client.start()
+                try await client.waitUntilConnected(timeout: .seconds(5))
+            }
+            // A subscription made at run time asks for the same QoS as the configured ones.
+            try await atMostOnce.subscribe("test/qos/later")
+            try await atLeastOnce.subscribe("test/qos/later")
+            try await Task.sleep(for: .milliseconds(200))  // the configured subscriptions' SUBACKs
+            for topic in ["test/qos/configured", "test/qos/later"] {
+                try sender.publish(topic: topic, payload: [1], qos: .atLeastOnce)
+                try sender.publish(topic: topic, payload: [0], qos: .atMostOnce)
+            }
+            func received(_ client: MQTTClient) async -> [String: QoS] {
+                var seen: [String: QoS] = [:]
+                for await message in client.messages {
+                    seen["\(message.topic)/\(message.payload[0])"] = message.qos
+                    if seen.count == 4 { break }
+                }
+                return seen
+            }
+            #expect(
+                await received(atMostOnce) == [
+                    "test/qos/configured/1": .atMostOnce, "test/qos/configured/0": .atMostOnce, "test/qos/later/1": .atMostOnce,
+                    "test/qos/later/0": .atMostOnce,
+                ])
+            #expect(
+                await received(atLeastOnce) == [
+                    "test/qos/configured/1": .atLeastOnce, "test/qos/configured/0": .atMostOnce, "test/qos/later/1": .atLeastOnce,
+                    "test/qos/later/0": .atMostOnce,
+                ])
+            for client in [atMostOnce, atLeastOnce, sender] { await client.shutdown() }
+        }
+    }
+
     @Test func publishingWhileDisconnectedFailsAtOnce() async throws {
         try await Fixture.with { fixture in
             let client = try fixture.client("lonely")

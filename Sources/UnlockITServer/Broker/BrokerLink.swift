@@ -28,7 +28,10 @@ public final class BrokerLink: Service, Sendable {
             // Unique per process, so that a second server instance never takes over this one's session.
             clientID: "unlockit-server-\(UUID().uuidString.prefix(8).lowercased())",
             username: username, password: password, keepAlive: 5, cleanSession: true,
-            subscriptions: [Topics.allEvents, Topics.allStatuses, BrokerAccounts.responseTopic])
+            subscriptions: [Topics.allEvents, Topics.allStatuses, BrokerAccounts.responseTopic],
+            // QoS 0 (docs/protocol.md, "Transport"): with a clean session QoS 1 would redeliver nothing
+            // after a reconnect, and cost an acknowledgement for every message a lock sends.
+            subscriptionQoS: .atMostOnce)
         let router = Router()
         let readyFlag = self.readyFlag
         client = try MQTTClient(

@@ -56,6 +56,9 @@ public final class LockGateway: Sendable {
     private let waiters = Mutex<[RequestID: Waiter]>([:])
     /// Always taken inside `waiters` when both are needed, never the other way round.
     private let lateWatches = Mutex<[RequestID: LateWatch]>([:])
+    /// Commands go at QoS 0 (docs/protocol.md, "Transport"): each is worth something only within its
+    /// request's bounded wait, and a client library must never send one again after a reconnect.
+    static let commandQoS = QoS.atMostOnce
     /// A lock drops a challenge 5 s after issuing it (protocol.md), so its grant comes within 5 s of
     /// the `respond`; twice that leaves room for the broker.
     static let lateGrantWindow: Duration = .seconds(10)
@@ -205,7 +208,7 @@ public final class LockGateway: Sendable {
             // request id is gone and the timer finds nothing to do.
             link.schedule(after: ContinuousClock.now.duration(to: deadline)) { [weak self] in self?.finish(req, with: .timeout) }
             do {
-                try link.publish(topic: Topics.command(lock), payload: command.encoded(), qos: .atLeastOnce, retain: false)
+                try link.publish(topic: Topics.command(lock), payload: command.encoded(), qos: Self.commandQoS, retain: false)
             } catch {
                 finish(req, with: .brokerUnavailable)
             }
@@ -251,7 +254,7 @@ public final class LockGateway: Sendable {
             waiter.continuation.resume(returning: reply)
         case .answer(let nonce, let makeCommand, let lock):
             do {
-                try link.publish(topic: Topics.command(lock), payload: makeCommand(nonce).encoded(), qos: .atLeastOnce, retain: false)
+                try link.publish(topic: Topics.command(lock), payload: makeCommand(nonce).encoded(), qos: Self.commandQoS, retain: false)
             } catch {
                 finish(req, with: .brokerUnavailable)
             }

@@ -55,7 +55,8 @@ public final class LockRuntime: Sendable {
             host: broker.host, port: broker.port, clientID: lock.rawValue, username: lock.rawValue, password: broker.password,
             keepAlive: keepAlive, cleanSession: true,
             will: MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: false).encoded(), qos: .atLeastOnce, retain: true),
-            subscriptions: [Topics.command(lock)])
+            // Commands and events travel at QoS 0, the retained status at QoS 1 (docs/protocol.md, "Transport").
+            subscriptions: [Topics.command(lock)], subscriptionQoS: .atMostOnce)
         // The handler and the event callback need `self`; they reach it through a box filled right below.
         let box = WeakBox()
         self.client = try MQTTClient(
@@ -165,7 +166,7 @@ public final class LockRuntime: Sendable {
 
     private func publish(_ event: Event) {
         do {
-            try client.publish(topic: Topics.event(lock), payload: event.encoded())
+            try client.publish(topic: Topics.event(lock), payload: event.encoded(), qos: .atMostOnce)
         } catch {
             logger.debug("could not publish an event", metadata: ["lock": "\(lock)", "error": "\(error)"])
         }
