@@ -124,6 +124,8 @@ let package = Package(
                 "UnlockITCore", "UnlockITStore", "LockProtocol", "MQTT", "SiteHarness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import SiteHarness
-import Synchronization
 import UnixSignals
 import UnlockITCore
 
@@ -97,7 +96,7 @@ struct UnlockITBench: AsyncParsableCommand {
 
         let load = UnlockLoad(site: site)
         say("warming up")
-        _ = load.closedLoop(concurrency: 8, duration: smoke ? .milliseconds(300) : .seconds(3))
+        _ = await load.closedLoop(concurrency: 8, duration: smoke ? .milliseconds(300) : .seconds(3))
 
         // The latency ratio compares the floor's round trip with the unlock at concurrency 1, so the two
         // are measured in alternating rounds: both see the same minutes of a shared machine, whose speed
@@ -109,7 +108,7 @@ struct UnlockITBench: AsyncParsableCommand {
         let beforeSingle = try await site.openings()
         for _ in 0..<rounds {
             floorSamples.add(try await floorLink.latency(roundTrips: (smoke ? 200 : 3000) / rounds))
-            let run = load.closedLoop(concurrency: 1, duration: runDuration / rounds)
+            let run = await load.closedLoop(concurrency: 1, duration: runDuration / rounds)
             single.merge(run)
             single.seconds += run.seconds
         }
@@ -122,25 +121,16 @@ struct UnlockITBench: AsyncParsableCommand {
         for concurrency in [16, 64] {
             say("unlocking at concurrency \(concurrency)")
             let before = try await site.openings()
-            let run = load.closedLoop(concurrency: concurrency, duration: runDuration)
+            let run = await load.closedLoop(concurrency: concurrency, duration: runDuration)
             try await checkOpenings(site, before: before, granted: run.granted)
             unlocks.append(Report.Latency(concurrency: concurrency, run))
             plotted.append(("unlock, concurrency \(concurrency)", run.samples))
         }
 
         say("unlocking at concurrency 16 while \(Int(signInsPerSecond)) sign-ins per second run")
-        let deadline = ContinuousClock.now + runDuration
-        let interference = Mutex((UnlockLoad.Run(), UnlockLoad.SignIns()))
-        onThreads(2) { role in
-            if role == 0 {
-                let signIns = load.signInLoad(perSecond: signInsPerSecond, until: deadline)
-                interference.withLock { $0.1 = signIns }
-            } else {
-                let run = load.closedLoop(concurrency: 16, duration: runDuration)
-                interference.withLock { $0.0 = run }
-            }
-        }
-        let (interfered, signIns) = interference.withLock { $0 }
+        async let signInRun = load.signInLoad(perSecond: signInsPerSecond, duration: runDuration)
+        let interfered = await load.closedLoop(concurrency: 16, duration: runDuration)
+        let signIns = await signInRun
         guard signIns.failed == 0 else { throw HarnessError("\(signIns.failed) sign-ins failed during the sign-in load") }
         try await Task.sleep(for: .seconds(smoke ? 0.2 : 3))  // let the queued hashes drain
 
@@ -169,7 +159,7 @@ struct UnlockITBench: AsyncParsableCommand {
                 }
                 sustained = hold
                 say("64 clients at half that rate")
-                let run = load.openLoop(rate: rate / 2, duration: runDuration, connections: 64)
+                let run = await load.openLoop(rate: rate / 2, duration: runDuration, connections: 64)
                 paced = Report.Latency(concurrency: 64, run)
                 break
             }
@@ -220,7 +210,7 @@ struct UnlockITBench: AsyncParsableCommand {
 
     func sustain(_ site: BenchSite, _ load: UnlockLoad, rate: Double, seconds: Double) async throws -> Report.Sustained {
         let before = try await site.openings()
-        let run = load.openLoop(rate: rate, duration: .milliseconds(Int64(seconds * 1000)))
+        let run = await load.openLoop(rate: rate, duration: .milliseconds(Int64(seconds * 1000)))
         let after = try await settledOpenings(site, expectedAtLeast: before + run.granted)
         let slowest = run.slowestBySecond.max { $0.value < $1.value }
         return Report.Sustained(

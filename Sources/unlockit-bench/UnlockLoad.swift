@@ -1,94 +1,46 @@
-import Foundation
-import Glibc
+import NIOCore
 import SiteHarness
-import Synchronization
 
 /// Unlocks as a client sees them: HTTP request with a bearer token → access rule → challenge →
-/// respond → result → HTTP response, from worker threads with one keep-alive connection each.
+/// respond → result → HTTP response, over keep-alive connections of the ``LoadGenerator``.
 struct UnlockLoad {
+    typealias Run = LoadRun
+
     let site: BenchSite
+    let generator: LoadGenerator
+    /// Picks the lock of each request: a different sequence in every run of the benchmark.
+    private let seed = UInt64.random(in: 0...UInt64.max)
 
-    struct Run: Sendable {
-        var samples = Samples()
-        var granted = 0
-        var errors = 0
-        var seconds = 0.0
-        /// Open loop: the slowest request of each second of the schedule (by when it was due), so that
-        /// one stall can be told from a backlog that builds up.
-        var slowestBySecond: [Int: Duration] = [:]
-        var rate: Double { Double(granted) / max(seconds, 0.000_001) }
-
-        mutating func merge(_ other: Run) {
-            samples.add(other.samples)
-            granted += other.granted
-            errors += other.errors
-            slowestBySecond.merge(other.slowestBySecond, uniquingKeysWith: max)
-        }
+    init(site: BenchSite) {
+        self.site = site
+        self.generator = LoadGenerator(port: site.server.port)
     }
 
-    private func request(worker: Int, random: inout some RandomNumberGenerator) -> [UInt8] {
-        RawHTTPConnection.request(
-            "POST", "/api/v1/locks/\(site.locks.randomElement(using: &random)!)/unlock", token: site.employees[worker % site.employees.count])
+    /// Connection `connection`'s request `index`: one of the site's employees unlocks a lock picked
+    /// at random (without a generator's state, so any connection can make any request).
+    private func unlock(_ connection: Int, _ index: Int) -> ByteBuffer {
+        let pick = SplitMix64.mix(seed &+ UInt64(connection) << 40 &+ UInt64(index))
+        let lock = site.locks[Int(pick % UInt64(site.locks.count))]
+        var buffer = ByteBuffer()
+        buffer.writeString("POST /api/v1/locks/\(lock)/unlock HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        buffer.writeString("Authorization: Bearer \(site.employees[connection % site.employees.count])\r\nContent-Length: 0\r\n\r\n")
+        return buffer
     }
 
     /// `concurrency` clients, each unlocking one request after another, for `duration`.
-    func closedLoop(concurrency: Int, duration: Duration) -> Run {
-        let total = Mutex(Run())
-        let start = ContinuousClock.now
-        let deadline = start + duration
-        onThreads(concurrency) { worker in
-            var run = Run()
-            var random = SystemRandomNumberGenerator()
-            guard let connection = try? RawHTTPConnection(port: site.server.port) else {
-                total.withLock { $0.errors += 1 }
-                return
-            }
-            while ContinuousClock.now < deadline {
-                let request = request(worker: worker, random: &random)
-                let sent = ContinuousClock.now
-                let status = (try? connection.send(request)) ?? 0
-                run.samples.add(sent.duration(to: .now))
-                if status == 200 { run.granted += 1 } else { run.errors += 1 }
-            }
-            total.withLock { $0.merge(run) }
-        }
-        var run = total.withLock { $0 }
-        run.seconds = start.duration(to: .now).seconds
-        return run
+    func closedLoop(concurrency: Int, duration: Duration) async -> Run {
+        await generator.run(connections: concurrency, plan: .closed(until: .now() + .init(duration)), request: unlock)
     }
 
     /// Requests started on a fixed schedule at `rate` in all, spread over `connections` clients, for
-    /// `duration`. Each latency is counted from when its request was due, not from when it could be
-    /// sent, so a server that falls behind shows it (no coordinated omission).
-    func openLoop(rate: Double, duration: Duration, connections: Int = 64) -> Run {
-        let total = Mutex(Run())
-        let start = ContinuousClock.now + .milliseconds(50)
-        let interval = Duration.nanoseconds(Int64(Double(connections) / rate * 1e9))
-        let count = Int(duration.seconds * rate / Double(connections))
-        onThreads(connections) { worker in
-            var run = Run()
-            var random = SystemRandomNumberGenerator()
-            guard let connection = try? RawHTTPConnection(port: site.server.port) else {
-                total.withLock { $0.errors += count }
-                return
-            }
-            let offset = interval * (Double(worker) / Double(connections))
-            for index in 0..<count {
-                let due = start + offset + interval * index
-                let request = request(worker: worker, random: &random)
-                sleep(until: due)
-                let status = (try? connection.send(request)) ?? 0
-                let latency = due.duration(to: .now)
-                run.samples.add(latency)
-                let second = Int(start.duration(to: due).seconds)
-                run.slowestBySecond[second] = max(run.slowestBySecond[second] ?? .zero, latency)
-                if status == 200 { run.granted += 1 } else { run.errors += 1 }
-            }
-            total.withLock { $0.merge(run) }
-        }
-        var run = total.withLock { $0 }
-        run.seconds = start.duration(to: .now).seconds
-        return run
+    /// `duration`. Each latency is counted from when its request was due (see ``LoadGenerator/Plan/open(start:interval:perConnection:)``).
+    func openLoop(rate: Double, duration: Duration, connections: Int = 64) async -> Run {
+        await generator.run(connections: connections, plan: Self.schedule(rate: rate, duration: duration), request: unlock)
+    }
+
+    /// `rate` requests a second for `duration`, starting once the connections are open.
+    static func schedule(rate: Double, duration: Duration) -> LoadGenerator.Plan {
+        .open(start: .now() + .milliseconds(50), spacing: .nanoseconds(Int64(1e9 / rate)), total: Int((duration.seconds * rate).rounded()))
     }
 
     /// What became of the sign-ins.
@@ -100,43 +52,33 @@ struct UnlockLoad {
         var failed = 0
     }
 
-    /// Sign-ins at `perSecond` (bcrypt on the server) until `deadline`.
-    func signInLoad(perSecond: Double, until deadline: ContinuousClock.Instant) -> SignIns {
-        let counts = Mutex(SignIns())
-        let interval = Duration.nanoseconds(Int64(1e9 / perSecond))
-        let start = ContinuousClock.now
+    /// Password sign-ins (bcrypt on the server) at `perSecond` for `duration`.
+    func signInLoad(perSecond: Double, duration: Duration) async -> SignIns {
         // More connections than the server's bcrypt slots and queue together: a sign-in waits for
         // bcrypt, and the load must keep its pace whatever the server does with it.
         let connections = 32
-        onThreads(connections) { worker in
-            guard let connection = try? RawHTTPConnection(port: site.server.port) else { return }
-            var index = worker
-            while true {
-                let due = start + interval * index
-                guard due < deadline else { return }
-                sleep(until: due)
-                let user = site.signInUsers[index % site.signInUsers.count]
-                let body = #"{"email":"\#(user.email)","password":"\#(user.password)"}"#
-                let status = (try? connection.send(RawHTTPConnection.request("POST", "/api/v1/auth/sign-in", token: nil, json: body))) ?? 0
-                counts.withLock {
-                    switch status {
-                    case 200: $0.succeeded += 1
-                    case 503: $0.turnedAway += 1
-                    default: $0.failed += 1
-                    }
-                }
-                index += connections
-            }
+        let users = site.signInUsers
+        let run = await generator.run(connections: connections, plan: Self.schedule(rate: perSecond, duration: duration)) {
+            connection, index in
+            let user = users[(index * connections + connection) % users.count]
+            let body = #"{"email":"\#(user.email)","password":"\#(user.password)"}"#
+            var buffer = ByteBuffer()
+            buffer.writeString("POST /api/v1/auth/sign-in HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
+            buffer.writeString("Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            return buffer
         }
-        return counts.withLock { $0 }
+        let succeeded = run.statuses[200, default: 0]
+        let turnedAway = run.statuses[503, default: 0]
+        return SignIns(succeeded: succeeded, turnedAway: turnedAway, failed: run.samples.count + run.unanswered - succeeded - turnedAway)
     }
 }
 
-/// Sleeps the calling thread until `instant`.
-func sleep(until instant: ContinuousClock.Instant) {
-    let remaining = ContinuousClock.now.duration(to: instant)
-    guard remaining > .zero else { return }
-    var request = timespec(tv_sec: Int(remaining.components.seconds), tv_nsec: Int(remaining.components.attoseconds / 1_000_000_000))
-    var left = timespec()
-    while nanosleep(&request, &left) != 0 && errno == EINTR { request = left }
+/// SplitMix64's finalizer: a well-mixed 64-bit value from any input, cheap and without state.
+enum SplitMix64 {
+    static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
