@@ -101,7 +101,9 @@ public final class MQTTClient: Sendable {
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             throw rc == MOSQ_ERR_NO_CONN.rawValue ? .notConnected : .library(rc, MosquittoLibrary.describe(rc))
         }
-        loop.markDirty(core)
+        // Outside libmosquitto's callbacks the publish has already written the packet on this thread
+        // unless the socket was full; only what is left (or queued inside a callback) needs the loop.
+        if mosquitto_want_write(core.mosq) { loop.markDirty(core) }
     }
 
     /// Convenience for ``publish(_:)``.
