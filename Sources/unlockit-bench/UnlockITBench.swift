@@ -19,7 +19,8 @@ struct UnlockITBench: AsyncParsableCommand {
     @Option(help: "How many simulated locks.") var locks = 1000
     @Option(help: "Seconds of each closed-loop unlock run.") var runSeconds = 15.0
     @Option(help: "Seconds of the sustained-rate run.") var sustainSeconds = 60.0
-    @Option(help: "Open-loop rates to try (unlocks/s), lowest first.") var rates = "1000,1500,2000,2500,3000,3500"
+    @Option(help: "Open-loop rates to try (unlocks/s), lowest first; the search stops at the first that fails.")
+    var rates = "1000,2000,3000,4000,5000,6000,7000,8000,9000,10000,12000,14000"
     @Option(help: "Seconds of each rate trial before the sustained run.") var trialSeconds = 8.0
     @Option(help: "Sign-ins per second for the interference run.") var signInsPerSecond = 20.0
     @Option(help: "Where to write result.json and latency.svg.") var output = ".state/bench"
