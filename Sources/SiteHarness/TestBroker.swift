@@ -10,6 +10,8 @@ public final class TestBroker: Sendable {
     private let process: LockedBox<ChildProcess?>
 
     public var url: String { "mqtt://127.0.0.1:\(port)" }
+    /// The running mosquitto's process id.
+    public var pid: pid_t? { process.get()?.pid }
     public var passwordFile: String { "\(directory)/server-mqtt-password" }
 
     private init(port: Int, directory: String, serverPassword: String) {

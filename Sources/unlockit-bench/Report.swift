@@ -60,6 +60,8 @@ struct Report: Codable {
     var lockRoundTripP50Ms: Double
     var store: StoreProbe.Result
     var unlocks: [Latency]
+    /// CPU per unlock of each process during the closed loop at concurrency 64.
+    var cpuAt64: CPUSplit?
     /// 64 clients sending on a schedule at half the sustained rate.
     var paced: Latency?
     var signInLoad: Latency?
@@ -106,6 +108,11 @@ struct Report: Codable {
                         label.padding(11), "\(run.requests)".padding(8), "\(run.errors)".padding(6), f(run.p50Ms, 3).padding(8),
                         f(run.p90Ms, 3).padding(8), f(run.p99Ms, 3).padding(8), f(run.maxMs, 3).padding(8), f(run.perSecond, 0),
                     ].joined(separator: " "))
+        }
+        if let cpu = cpuAt64 {
+            lines.append(
+                "  CPU per unlock at concurrency 64: server \(f(cpu.serverMicroseconds, 0)) µs, broker \(f(cpu.brokerMicroseconds, 0)) µs, "
+                    + "locks \(f(cpu.locksMicroseconds, 0)) µs, load generator \(f(cpu.loadGeneratorMicroseconds, 0)) µs")
         }
         if let paced {
             lines.append(

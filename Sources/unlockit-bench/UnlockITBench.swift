@@ -119,10 +119,13 @@ struct UnlockITBench: AsyncParsableCommand {
             roundTripP50Ms: floorSamples.p50.milliseconds, roundTripP99Ms: floorSamples.p99.milliseconds, pairsPerSecond: floorPairsPerSecond)
         var unlocks = [Report.Latency(concurrency: 1, single)]
         var plotted = [("unlock, concurrency 1", single.samples)]
+        var cpuAt64: CPUSplit?
         for concurrency in [16, 64] {
             say("unlocking at concurrency \(concurrency)")
             let before = try await site.openings()
+            let cpuBefore = CPUSplit.Reading(site)
             let run = await load.closedLoop(concurrency: concurrency, duration: runDuration)
+            if concurrency == 64 { cpuAt64 = CPUSplit(from: cpuBefore, to: CPUSplit.Reading(site), unlocks: run.samples.count) }
             try await checkOpenings(site, before: before, granted: run.granted)
             unlocks.append(Report.Latency(concurrency: concurrency, run))
             plotted.append(("unlock, concurrency \(concurrency)", run.samples))
@@ -198,7 +201,8 @@ struct UnlockITBench: AsyncParsableCommand {
         let host = (try? String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
         let report = Report(
             date: ISO8601DateFormatter().string(from: Date()), host: host, cores: ProcessInfo.processInfo.activeProcessorCount, locks: locks,
-            floor: floorResult, lockRoundTripP50Ms: lockSamples.p50.milliseconds, store: storeResult, unlocks: unlocks, paced: paced,
+            floor: floorResult, lockRoundTripP50Ms: lockSamples.p50.milliseconds, store: storeResult, unlocks: unlocks, cpuAt64: cpuAt64,
+            paced: paced,
             signInLoad: withSignIns, signInsPerSecondOffered: signInsPerSecond, signInsSucceeded: signIns.succeeded,
             signInsTurnedAway: signIns.turnedAway,
             sustained: sustained, failedHolds: failedHolds, rateSearch: trials, serverStartupSeconds: site.startupSeconds,
