@@ -122,18 +122,18 @@ enum HTTPResponseFraming {
     /// Takes one whole response off the front of `buffer` and returns its status code; nil (and
     /// nothing taken) until the whole response is there.
     static func take(from buffer: inout ByteBuffer) -> Int? {
-        let framed = buffer.withUnsafeReadableBytes { bytes -> (status: Int, length: Int)? in
+        let framed = buffer.withUnsafeReadableBytes { bytes -> (status: Int, size: Int)? in
             guard let headEnd = headEnd(bytes), headEnd >= 12 else { return nil }
             var status = 0
             for index in 9..<12 {
                 guard (48...57).contains(bytes[index]) else { return nil }
                 status = status * 10 + Int(bytes[index] - 48)
             }
-            let length = headEnd + contentLength(bytes[0..<headEnd])
-            return bytes.count >= length ? (status, length) : nil
+            let size = headEnd + contentLength(bytes[0..<headEnd])
+            return bytes.count >= size ? (status, size) : nil
         }
         guard let framed else { return nil }
-        buffer.moveReaderIndex(forwardBy: framed.length)
+        buffer.moveReaderIndex(forwardBy: framed.size)
         return framed.status
     }
 

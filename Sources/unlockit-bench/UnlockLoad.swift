@@ -8,34 +8,42 @@ struct UnlockLoad {
 
     let site: BenchSite
     let generator: LoadGenerator
-    /// Picks the lock of each request: a different sequence in every run of the benchmark.
+    /// Picks the lock of each request: a different sequence in every run of the benchmark…
     private let seed = UInt64.random(in: 0...UInt64.max)
+    /// … and in every load run within it.
+    private let runs = Counter()
 
     init(site: BenchSite) {
         self.site = site
         self.generator = LoadGenerator(port: site.server.port)
     }
 
-    /// Connection `connection`'s request `index`: one of the site's employees unlocks a lock picked
-    /// at random (without a generator's state, so any connection can make any request).
-    private func unlock(_ connection: Int, _ index: Int) -> ByteBuffer {
-        let pick = SplitMix64.mix(seed &+ UInt64(connection) << 40 &+ UInt64(index))
-        let lock = site.locks[Int(pick % UInt64(site.locks.count))]
+    /// The requests of one run: connection `c`'s request `i` has one of the site's employees unlock a
+    /// lock picked at random (by hashing, so that no connection needs a generator's state).
+    private func unlocks() -> @Sendable (_ connection: Int, _ index: Int) -> ByteBuffer {
+        let runSeed = SplitMix64.mix(seed &+ UInt64(runs.add()))
+        return { [site] connection, index in
+            let pick = SplitMix64.mix(runSeed &+ UInt64(connection) << 40 &+ UInt64(index))
+            return Self.unlock(site.locks[Int(pick % UInt64(site.locks.count))], token: site.employees[connection % site.employees.count])
+        }
+    }
+
+    private static func unlock(_ lock: String, token: String) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeString("POST /api/v1/locks/\(lock)/unlock HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        buffer.writeString("Authorization: Bearer \(site.employees[connection % site.employees.count])\r\nContent-Length: 0\r\n\r\n")
+        buffer.writeString("Authorization: Bearer \(token)\r\nContent-Length: 0\r\n\r\n")
         return buffer
     }
 
     /// `concurrency` clients, each unlocking one request after another, for `duration`.
     func closedLoop(concurrency: Int, duration: Duration) async -> Run {
-        await generator.run(connections: concurrency, plan: .closed(until: .now() + .init(duration)), request: unlock)
+        await generator.run(connections: concurrency, plan: .closed(until: .now() + .init(duration)), request: unlocks())
     }
 
     /// Requests started on a fixed schedule at `rate` in all, spread over `connections` clients, for
-    /// `duration`. Each latency is counted from when its request was due (see ``LoadGenerator/Plan/open(start:interval:perConnection:)``).
+    /// `duration`. Each latency is counted from when its request was due (see ``LoadGenerator/Plan/open(start:spacing:total:)``).
     func openLoop(rate: Double, duration: Duration, connections: Int = 64) async -> Run {
-        await generator.run(connections: connections, plan: Self.schedule(rate: rate, duration: duration), request: unlock)
+        await generator.run(connections: connections, plan: Self.schedule(rate: rate, duration: duration), request: unlocks())
     }
 
     /// `rate` requests a second for `duration`, starting once the connections are open.
