@@ -28,6 +28,19 @@ final class LoadGenerator: Sendable {
         self.port = port
     }
 
+    /// The bytes of `METHOD path` on a keep-alive connection, with a bearer token and a JSON body if given.
+    static func request(_ method: String, _ path: String, token: String? = nil, json: String? = nil) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeString("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        if let token { buffer.writeString("Authorization: Bearer \(token)\r\n") }
+        if let json {
+            buffer.writeString("Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)")
+        } else {
+            buffer.writeString("Content-Length: 0\r\n\r\n")
+        }
+        return buffer
+    }
+
     /// Runs `plan` on `connections` connections; `request` gives the bytes of connection `c`'s
     /// request `i`. Returns once every connection has finished its part.
     func run(

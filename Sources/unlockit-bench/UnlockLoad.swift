@@ -24,15 +24,9 @@ struct UnlockLoad {
         let runSeed = SplitMix64.mix(seed &+ UInt64(runs.add()))
         return { [site] connection, index in
             let pick = SplitMix64.mix(runSeed &+ UInt64(connection) << 40 &+ UInt64(index))
-            return Self.unlock(site.locks[Int(pick % UInt64(site.locks.count))], token: site.employees[connection % site.employees.count])
+            let lock = site.locks[Int(pick % UInt64(site.locks.count))]
+            return LoadGenerator.request("POST", "/api/v1/locks/\(lock)/unlock", token: site.employees[connection % site.employees.count])
         }
-    }
-
-    private static func unlock(_ lock: String, token: String) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeString("POST /api/v1/locks/\(lock)/unlock HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        buffer.writeString("Authorization: Bearer \(token)\r\nContent-Length: 0\r\n\r\n")
-        return buffer
     }
 
     /// `concurrency` clients, each unlocking one request after another, for `duration`.
@@ -69,15 +63,11 @@ struct UnlockLoad {
         let run = await generator.run(connections: connections, plan: Self.schedule(rate: perSecond, duration: duration)) {
             connection, index in
             let user = users[(index * connections + connection) % users.count]
-            let body = #"{"email":"\#(user.email)","password":"\#(user.password)"}"#
-            var buffer = ByteBuffer()
-            buffer.writeString("POST /api/v1/auth/sign-in HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
-            buffer.writeString("Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
-            return buffer
+            return LoadGenerator.request(
+                "POST", "/api/v1/auth/sign-in", json: #"{"email":"\#(user.email)","password":"\#(user.password)"}"#)
         }
-        let succeeded = run.statuses[200, default: 0]
         let turnedAway = run.statuses[503, default: 0]
-        return SignIns(succeeded: succeeded, turnedAway: turnedAway, failed: run.samples.count + run.unanswered - succeeded - turnedAway)
+        return SignIns(succeeded: run.granted, turnedAway: turnedAway, failed: run.errors - turnedAway)
     }
 }
 
