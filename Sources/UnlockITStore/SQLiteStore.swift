@@ -26,7 +26,7 @@ public final class SQLiteStore: Store {
     /// false; `onAuditFailure` hears of every failed audit commit (it is retried); `auditMoveInterval`:
     /// how long audit events may wait in the inbox before ``maintain()`` moves them into the log.
     public init(
-        path: String, auditCapacity: Int = 10_000, auditMoveInterval: Duration = .seconds(1),
+        path: String, auditCapacity: Int = 10_000, auditMoveInterval: Duration = .milliseconds(250),
         onAuditFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) throws {
         let directory = (path as NSString).deletingLastPathComponent
