@@ -13,8 +13,8 @@ import UnlockITCore
 ///   they are never dropped while the process runs.
 ///
 /// Queued events wait up to ``linger`` for company, so that a transaction's fixed cost (its write-ahead
-/// log frames, its locks) is shared: one unlock at a time would otherwise pay a whole commit each.
-/// (The store commits them to its ``AuditInbox``, which moves them into the indexed log in bulk.) An awaited append, a flush or a full batch ends the wait at once.
+/// log frames for the audit table's nine B-trees, its locks) is shared: one unlock at a time would
+/// otherwise pay a whole commit each. An awaited append, a flush or a full batch ends the wait at once.
 ///
 /// ``flush()`` waits until every event handed in before it is committed: audit queries call it
 /// first, so the log a reader sees holds every event whose request has been answered; the server

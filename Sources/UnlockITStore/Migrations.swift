@@ -117,32 +117,6 @@ enum Migrations {
                 t.add(column: "pendingWrappedKey", .blob)
             }
         }
-        migrator.registerMigration("v4: audit inbox") { db in
-            // New events land here, unindexed, and move into auditEvent in bulk (AuditInbox).
-            try db.create(table: "auditInbox") { t in
-                t.primaryKey("seq", .integer)
-                t.column("companyId", .text).notNull()
-                t.column("at", .datetime).notNull()
-                t.column("actorId", .text)
-                t.column("action", .text).notNull()
-                t.column("lockId", .text)
-                t.column("roomId", .text)
-                t.column("subjectId", .text)
-                t.column("outcome", .text).notNull()
-                t.column("reason", .text)
-            }
-            // The only way out of the inbox is into the log: deleting a row appends it to auditEvent.
-            try db.execute(
-                sql: """
-                    CREATE TRIGGER auditInbox_noUpdate BEFORE UPDATE ON auditInbox
-                    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-                    CREATE TRIGGER auditInbox_moveToLog AFTER DELETE ON auditInbox
-                    BEGIN
-                        INSERT INTO auditEvent (companyId, at, actorId, action, lockId, roomId, subjectId, outcome, reason)
-                        VALUES (OLD.companyId, OLD.at, OLD.actorId, OLD.action, OLD.lockId, OLD.roomId, OLD.subjectId, OLD.outcome, OLD.reason);
-                    END;
-                    """)
-        }
         return migrator
     }
 }

@@ -15,12 +15,11 @@ extension SQLiteStore {
 
     public func flushAudit() async throws {
         try await audit.flush()
-        try auditInbox.move(in: pool)
     }
 
     public func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
         // Whoever reads the log sees every event handed in before, queued ones included.
-        try await flushAudit()
+        try await audit.flush()
         return try read { db in
             var request = AuditRecord.filter(Column("companyId") == query.companyID.rawValue)
             if let user = query.userID {

@@ -14,8 +14,6 @@ public final class SQLiteStore: Store {
     private let checkpointer: DatabaseQueue
     /// The audit log's ordered, group-committed write queue (``append(_:)``, ``enqueue(_:)``).
     let audit: AuditBatcher
-    /// Where every audit event is written first (``AuditInbox``).
-    let auditInbox: AuditInbox
     /// Read-only connections for the lookups on every request (see ``readStatements(_:)``).
     private let hotReaders: [DatabaseQueue]
     private let nextHotReader = Atomic<Int>(0)
@@ -23,12 +21,8 @@ public final class SQLiteStore: Store {
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     /// The file and its WAL companions are made readable by the owner only: they hold password hashes.
     /// `auditCapacity`: how many audit events may wait for their commit before ``auditHasRoom`` is
-    /// false; `onAuditFailure` hears of every failed audit commit (it is retried); `auditMoveInterval`:
-    /// how long audit events may wait in the inbox before ``maintain()`` moves them into the log.
-    public init(
-        path: String, auditCapacity: Int = 10_000, auditMoveInterval: Duration = .milliseconds(250),
-        onAuditFailure: @escaping @Sendable (any Error) -> Void = { _ in }
-    ) throws {
+    /// false; `onAuditFailure` hears of every failed audit commit (it is retried).
+    public init(path: String, auditCapacity: Int = 10_000, onAuditFailure: @escaping @Sendable (any Error) -> Void = { _ in }) throws {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -62,22 +56,16 @@ public final class SQLiteStore: Store {
         hotReaders = try (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { _ in
             try DatabaseQueue(path: path, configuration: hotConfiguration)
         }
-        let inbox = AuditInbox(moveInterval: auditMoveInterval)
-        auditInbox = inbox
-        // What a crash left in the inbox goes into the log before anything new.
-        try inbox.move(in: pool)
         audit = AuditBatcher(capacity: auditCapacity, onFailure: onAuditFailure) { [pool] events in
             try pool.write { db in
-                for event in events { try inbox.insert(event, db) }
+                for event in events { try Self.insertAudit(event, db) }
             }
         }
     }
 
-    /// Moves the audit events that have waited long enough from the inbox into the log, then copies
-    /// committed pages from the write-ahead log into the database (PASSIVE: it waits for no reader or
-    /// writer), so that the log stays small and commits never pay for a checkpoint.
+    /// Copies committed pages from the write-ahead log into the database (PASSIVE: it waits for no
+    /// reader or writer), so that the log stays small and commits never pay for a checkpoint.
     public func maintain() throws {
-        if auditInbox.isDue(at: .now) { try auditInbox.move(in: pool) }
         try checkpointer.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
     }
 
@@ -115,8 +103,20 @@ public final class SQLiteStore: Store {
         try pool.write(body)
     }
 
-    /// Writes `event` in `db`'s transaction (an admin change and its record commit together).
     func insertAudit(_ event: AuditEvent, _ db: Database) throws {
-        try auditInbox.insert(event, db)
+        try Self.insertAudit(event, db)
+    }
+
+    static func insertAudit(_ event: AuditEvent, _ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO auditEvent (companyId, at, actorId, action, lockId, roomId, subjectId, outcome, reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        try statement.execute(arguments: [
+            event.companyID.rawValue, StorageDate.text(event.at), event.actorID?.rawValue, event.action.rawValue, event.lockID?.rawValue,
+            event.roomID?.rawValue,
+            event.subjectID?.rawValue, event.outcome.rawValue, event.reason,
+        ])
     }
 }

@@ -45,7 +45,6 @@ import UnlockITStore
         #expect(
             try await store.appliedMigrations() == [
                 "v1: companies, users, rooms, locks, sessions, audit", "v2: server settings", "v3: pending pairing key",
-                "v4: audit inbox",
             ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")
@@ -259,69 +258,6 @@ import UnlockITStore
         let events = try await store.auditEvents(AuditQuery(companyID: company.id, lockID: lock, limit: 1000))
         let reasons = events.map(\.reason)
         #expect(reasons == (0..<100).reversed().map { "r\($0)" })
-    }
-
-    /// Rows of `table` as the file holds them, read on a connection of its own.
-    func rows(_ table: String, path: String? = nil) throws -> Int {
-        try DatabaseQueue(path: path ?? "\(directory.path)/db/unlockit.sqlite").read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1
-        }
-    }
-
-    @Test func auditEventsWaitInTheInboxAndReachTheLogInTheOrderTheyCameIn() async throws {
-        let (company, admin) = try await makeCompany("Mu")
-        let lock = LockID("lock-mu")!
-        func event(_ reason: String) -> AuditEvent {
-            AuditEvent(companyID: company.id, at: now, actorID: admin.id, action: .unlock, lockID: lock, outcome: .success, reason: reason)
-        }
-        for index in 0..<10 {
-            try await store.append(event("a\(index)"))
-            store.enqueue(event("q\(index)"))
-        }
-        try await store.append(event("last"))
-        // Committed, all of them (the company's creation too), and not yet in the indexed log.
-        #expect(try rows("auditInbox") == 22)
-        #expect(try rows("auditEvent") == 0)
-
-        let events = try await store.auditEvents(AuditQuery(companyID: company.id, limit: 1000))
-        let handedIn: [String?] = [nil] + (0..<10).flatMap { ["a\($0)", "q\($0)"] } + ["last"]
-        #expect(Array(events.map(\.reason).reversed()) == handedIn)
-        #expect(events.map(\.id) == events.map(\.id).sorted(by: >))
-        #expect(try rows("auditInbox") == 0)
-        #expect(try rows("auditEvent") == 22)
-    }
-
-    @Test func whatACrashLeftInTheInboxReachesTheLogAtTheNextStart() async throws {
-        let (company, admin) = try await makeCompany("Nu")
-        try await store.append(AuditEvent(companyID: company.id, at: now, actorID: admin.id, action: .unlock, outcome: .denied))
-        #expect(try rows("auditInbox") == 2)
-        // A second process opening the file, as the server does after a crash of the first.
-        _ = try SQLiteStore(path: "\(directory.path)/db/unlockit.sqlite")
-        #expect(try rows("auditInbox") == 0)
-        #expect(try rows("auditEvent") == 2)
-    }
-
-    @Test func theOnlyWayOutOfTheInboxIsIntoTheLog() async throws {
-        let (company, admin) = try await makeCompany("Xi")
-        try await store.append(AuditEvent(companyID: company.id, at: now, actorID: admin.id, action: .unlock, outcome: .denied, reason: "x"))
-        let queue = try DatabaseQueue(path: "\(directory.path)/db/unlockit.sqlite")
-        #expect(throws: (any Error).self) { try queue.write { try $0.execute(sql: "UPDATE auditInbox SET outcome = 'success'") } }
-        try await queue.write { try $0.execute(sql: "DELETE FROM auditInbox WHERE reason = 'x'") }
-        #expect(try rows("auditInbox") == 1)
-        let logged = try await store.auditEvents(AuditQuery(companyID: company.id, outcome: .denied))
-        #expect(logged.map(\.reason) == ["x"])
-    }
-
-    @Test func upkeepMovesTheInboxOnceItsEventsHaveWaited() async throws {
-        let patient = try SQLiteStore(path: "\(directory.path)/patient.sqlite", auditMoveInterval: .seconds(3600))
-        let eager = try SQLiteStore(path: "\(directory.path)/eager.sqlite", auditMoveInterval: .zero)
-        for store in [patient, eager] {
-            try await store.append(AuditEvent(companyID: .generate(), at: now, actorID: nil, action: .unlock, outcome: .denied))
-            try store.maintain()
-        }
-        #expect(try rows("auditInbox", path: "\(directory.path)/patient.sqlite") == 1)
-        #expect(try rows("auditInbox", path: "\(directory.path)/eager.sqlite") == 0)
-        #expect(try rows("auditEvent", path: "\(directory.path)/eager.sqlite") == 1)
     }
 
     @Test func theAuditLogFiltersPagesAndCannotBeRewritten() async throws {

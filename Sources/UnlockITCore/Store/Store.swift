@@ -76,9 +76,9 @@ public protocol Store: Sendable {
     func purgeSessions(expiredBefore date: Date) async throws -> Int
 
     // MARK: Upkeep
-    /// Periodic housekeeping that must stay off the request path (SQLite: moving the audit inbox
-    /// into the indexed log, and checkpointing the write-ahead log, whose fsync would otherwise land
-    /// on a random request). May block: call it from a thread of its own.
+    /// Periodic housekeeping that must stay off the request path (SQLite: checkpointing the
+    /// write-ahead log, whose fsync would otherwise land on a random request). May block: call it
+    /// from a thread of its own.
     func maintain() throws
 
     // MARK: Audit

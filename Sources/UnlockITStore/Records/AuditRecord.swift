@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import UnlockITCore
 
-/// An audit event as read back from the log (``AuditInbox`` writes them, with a prepared statement,
-/// and moves them here).
+/// An audit event as read back (``SQLiteStore/insertAudit(_:_:)`` writes them with a prepared
+/// statement, on the unlock path).
 struct AuditRecord: Codable, FetchableRecord, TableRecord {
     static let databaseTableName = "auditEvent"
     var id: Int64?
