@@ -101,8 +101,9 @@ public final class MQTTClient: Sendable {
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             throw rc == MOSQ_ERR_NO_CONN.rawValue ? .notConnected : .library(rc, MosquittoLibrary.describe(rc))
         }
-        // Outside libmosquitto's callbacks the publish has already written the packet on this thread
-        // unless the socket was full; only what is left (or queued inside a callback) needs the loop.
+        // The packet is only queued (`mosquitto_threaded_set`): the loop thread writes it. Writing
+        // here instead would race with the loop closing the socket, since libmosquitto closes it
+        // without a lock, and a reused descriptor could then receive the packet.
         if mosquitto_want_write(core.mosq) { loop.markDirty(core) }
     }
 
