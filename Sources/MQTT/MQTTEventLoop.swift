@@ -52,7 +52,11 @@ public final class MQTTEventLoop: Sendable {
     init(name: String, logger: Logger, housekeepingInterval: Duration) {
         self.logger = logger
         self.housekeepingInterval = housekeepingInterval
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in
+            // Foundation's `Thread.name` does not reach the kernel on Linux; `top -H` and `perf` show this.
+            Thread.current.name = name
+            self.run()
+        }
         thread.name = name
         thread.start()
     }
