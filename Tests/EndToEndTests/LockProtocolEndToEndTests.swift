@@ -140,6 +140,38 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("Unlocks of one door at once: each gets a challenge of its own after the last respond, and every one opens")
+    func unlocksOfOneDoorAtOnce() async throws {
+        try await Site.with() { site in
+            try await site.addSuperuserAccount()
+            let (lock, _) = try await site.activeLock("lock-rush")
+            try await site.authorizeAdmin()
+            let watcher = try await site.superuser()
+            let commands = try await watcher.record(Topics.command(LockID(lock.id)!))
+
+            let before = try await lock.stats()  // activation asked one challenge
+            let count = 8
+            let replies = try await withThrowingTaskGroup(of: APIClient.Reply.self) { group in
+                for _ in 0..<count { group.addTask { try await site.unlock(lock.id) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(replies.allSatisfy { $0.status == 200 && $0.json["granted"] as? Bool == true }, "\(replies)")
+            let stats = try await lock.stats()
+            #expect(stats["openings"] == count)
+            #expect(stats["challenges"].map { $0 - (before["challenges"] ?? 0) } == count)
+            #expect(stats["denials"] == 0)
+            // The lock keeps one pending challenge: on its topic a challenge always follows a respond.
+            try await Network.waitUntil("every respond seen", timeout: .seconds(5)) {
+                commands.payloads.filter { $0.contains(#""op":"respond""#) }.count == count
+            }
+            let ops = commands.payloads.map {
+                $0.contains(#""op":"challenge""#) ? "challenge" : $0.contains(#""op":"respond""#) ? "respond" : "other"
+            }
+            #expect(ops == Array(repeating: ["challenge", "respond"], count: count).flatMap { $0 }, "\(ops)")
+            await watcher.shutdown()
+        }
+    }
+
     @Test("A lock that opens after the client was told lock_timeout is in the audit log")
     func lateGrantIsAudited() async throws {
         try await Site.with(serverEnvironment: ["UNLOCKIT_UNLOCK_TIMEOUT": "1"]) { site in

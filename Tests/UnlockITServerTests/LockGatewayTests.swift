@@ -14,7 +14,13 @@ import UnlockITCore
         private let sent = Mutex<[(topic: String, payload: [UInt8])]>([])
         var isConnected: Bool { true }
 
+        /// When set, handing a `respond` to the broker takes this many seconds (a busy connection).
+        let respondDelay = Mutex<TimeInterval?>(nil)
+
         func publish(topic: String, payload: [UInt8], qos: QoS, retain: Bool) throws(MQTTError) {
+            if case .respond = try? Command.decode(payload), let delay = respondDelay.withLock({ $0 }) {
+                Thread.sleep(forTimeInterval: delay)
+            }
             sent.withLock { $0.append((topic, payload)) }
         }
 
@@ -35,6 +41,18 @@ import UnlockITCore
                 return timers.map(\.action)
             }
             for action in due { action() }
+        }
+
+        /// Fires every timer from `after` on, so that a test that fails midway still ends: its
+        /// pending unlocks time out instead of waiting for answers that will never come.
+        func failsafe(after: Duration = .seconds(5)) -> Task<Void, any Error> {
+            Task {
+                try await Task.sleep(for: after)
+                while true {
+                    fireTimers()
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
         }
 
         func waitForCommand(_ count: Int) async throws -> Command {
@@ -173,23 +191,57 @@ import UnlockITCore
         #expect(await outcome == .lockOffline)
     }
 
-    @Test func unlocksOfOneLockAreSerialized() async throws {
+    @Test func theNextUnlockOfALockAsksAsSoonAsTheRespondBeforeItIsSent() async throws {
         let (gateway, link) = gateway()
+        let failsafe = link.failsafe()
+        defer { failsafe.cancel() }
+        // Even when handing the respond over is slow, the next challenge does not overtake it.
+        link.respondDelay.withLock { $0 = 0.1 }
         async let first = gateway.unlock(lock, key: key)
-        async let second = gateway.unlock(lock, key: key)
         guard case .challenge(let req1) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        async let second = gateway.unlock(lock, key: key)
         try await Task.sleep(for: .milliseconds(100))
-        // The second unlock waits: only one challenge is out.
+        // The lock keeps one pending challenge: the second waits while the first's is pending.
         #expect(link.commands.count == 1)
         answer(gateway, from: lock, .nonce(req: req1, nonce: .random()))
-        _ = try await link.waitForCommand(2)
-        answer(gateway, from: lock, .result(req: req1, granted: true, reason: nil))
+        // The first's respond goes out, and right behind it (the same topic, so in this order at
+        // the lock) the second's challenge, before the first's result has come back.
+        guard case .respond(let respondReq, _) = try await link.waitForCommand(2) else { throw Failure("expected the first respond") }
+        #expect(respondReq == req1)
         guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw Failure("expected the second challenge") }
+        #expect(req2 != req1)
+        answer(gateway, from: lock, .result(req: req1, granted: true, reason: nil))
+        #expect(await first == .granted)
         answer(gateway, from: lock, .nonce(req: req2, nonce: .random()))
-        _ = try await link.waitForCommand(4)
+        guard case .respond(let respondReq2, _) = try await link.waitForCommand(4) else { throw Failure("expected the second respond") }
+        #expect(respondReq2 == req2)
         answer(gateway, from: lock, .result(req: req2, granted: false, reason: .badResponse))
-        let outcomes = await [first, second]
-        #expect(outcomes.sorted { $0.rawValue < $1.rawValue } == [.granted, .lockDenied])
+        #expect(await second == .lockDenied)
+        #expect(link.commands.count == 4)
+    }
+
+    @Test func anUnlockThatNeverRespondsPassesTheLockOnWhenItEnds() async throws {
+        let (gateway, link) = gateway()
+        let failsafe = link.failsafe()
+        defer { failsafe.cancel() }
+        async let first = gateway.unlock(lock, key: key)
+        guard case .challenge(let req1) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        async let second = gateway.unlock(lock, key: key)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(link.commands.count == 1)
+        // No nonce: the first times out, and only then does the second ask.
+        link.fireTimers()
+        #expect(await first == .lockTimeout)
+        guard case .challenge(let req2) = try await link.waitForCommand(2) else { throw Failure("expected the second challenge") }
+        #expect(req2 != req1)
+        // A late nonce for the first is not answered: its wait is over.
+        answer(gateway, from: lock, .nonce(req: req1, nonce: .random()))
+        answer(gateway, from: lock, .nonce(req: req2, nonce: .random()))
+        guard case .respond(let respondReq, _) = try await link.waitForCommand(3) else { throw Failure("expected a respond") }
+        #expect(respondReq == req2)
+        answer(gateway, from: lock, .result(req: req2, granted: true, reason: nil))
+        #expect(await second == .granted)
+        #expect(link.commands.count == 3)
     }
 
     @Test func aWrongSetupCodeStopsActivationBeforeAnyChallenge() async throws {

@@ -2,8 +2,8 @@ import Synchronization
 
 /// One holder per key at a time, in arrival order, with a deadline for waiting.
 ///
-/// The lock gateway uses it so that the unlocks of one lock run one after the other (a lock keeps a
-/// single pending challenge) while different locks proceed in parallel.
+/// The lock gateway uses it so that one lock is asked one thing at a time (a lock keeps a single
+/// pending challenge) while different locks proceed in parallel.
 final class KeyedSerializer<Key: Hashable & Sendable>: Sendable {
     private struct Waiter {
         let id: Int

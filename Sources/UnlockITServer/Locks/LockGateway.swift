@@ -19,9 +19,9 @@ extension MQTTClient: CommandLink {}
 ///
 /// Requests and answers are matched by `req`, and an answer counts only if it arrives on the `evt`
 /// topic of the lock that was asked (a lock may publish only on its own topics, so one lock cannot
-/// answer for another). Unlocks of one lock are serialized; different locks run in parallel. Every
-/// wait is bounded: a lock that does not answer within the timeout gives `lock_timeout`, and one
-/// whose last will announced it offline gives `lock_offline` at once.
+/// answer for another). The challenges of one lock go out one at a time (see ``Turn``); different
+/// locks run in parallel. Every wait is bounded: a lock that does not answer within the timeout
+/// gives `lock_timeout`, and one whose last will announced it offline gives `lock_offline` at once.
 public final class LockGateway: Sendable {
     enum Reply: Sendable {
         case event(Event)
@@ -43,6 +43,8 @@ public final class LockGateway: Sendable {
         var pastNonce: Bool
         /// For an unlock: called if the lock grants it after the wait timed out (see ``LateWatch``).
         var onLateGrant: (@Sendable () -> Void)?
+        /// For an unlock: runs on the MQTT thread once its `respond` has been handed to the broker.
+        var afterAnswer: (@Sendable () -> Void)?
     }
 
     /// Unlocks that timed out after their `respond` was sent: the lock may still open and say so.
@@ -96,7 +98,10 @@ public final class LockGateway: Sendable {
         guard presence.isOnline(lock) else { return .lockOffline }
         let deadline = ContinuousClock.now + timeout
         guard await serializer.acquire(lock, deadline: deadline) else { return .lockTimeout }
-        defer { serializer.release(lock) }
+        // The lock's turn passes on as soon as this unlock's `respond` is handed to the broker (or
+        // when the unlock ends without one), not when its result comes back: see ``Turn``.
+        let turn = Turn { [serializer] in serializer.release(lock) }
+        defer { turn.pass() }
         // The turn may come (behind other unlocks of this lock) when there is no time left to ask.
         guard ContinuousClock.now < deadline - respondMargin else { return .lockTimeout }
 
@@ -104,7 +109,8 @@ public final class LockGateway: Sendable {
         // each way than coming back to this task between the two exchanges.
         let req = RequestID.random()
         let reply = await exchange(
-            .challenge(req: req), with: lock, deadline: deadline, respondBy: deadline - respondMargin, onLateGrant: onLateGrant
+            .challenge(req: req), with: lock, deadline: deadline, respondBy: deadline - respondMargin, onLateGrant: onLateGrant,
+            afterAnswer: turn.pass
         ) { nonce in
             .respond(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key))
         }
@@ -195,14 +201,15 @@ public final class LockGateway: Sendable {
     /// and the wait goes on for the answer to that.
     private func exchange(
         _ command: Command, with lock: LockID, deadline: ContinuousClock.Instant, respondBy: ContinuousClock.Instant? = nil,
-        onLateGrant: (@Sendable () -> Void)? = nil, onNonce: (@Sendable (Block128) -> Command)? = nil
+        onLateGrant: (@Sendable () -> Void)? = nil, afterAnswer: (@Sendable () -> Void)? = nil, onNonce: (@Sendable (Block128) -> Command)? = nil
     ) async -> Reply {
         let req = command.req
         return await withCheckedContinuation { continuation in
             let pastNonce = if case .confirm = command { true } else { false }
             waiters.withLock {
                 $0[req] = Waiter(
-                    lock: lock, continuation: continuation, onNonce: onNonce, respondBy: respondBy, pastNonce: pastNonce, onLateGrant: onLateGrant)
+                    lock: lock, continuation: continuation, onNonce: onNonce, respondBy: respondBy, pastNonce: pastNonce, onLateGrant: onLateGrant,
+                    afterAnswer: afterAnswer)
             }
             // A timer on the MQTT thread, not a task per request: if the answer came first, the
             // request id is gone and the timer finds nothing to do.
@@ -218,7 +225,7 @@ public final class LockGateway: Sendable {
     private enum Next {
         case ignore
         case resume(Waiter)
-        case answer(Block128, @Sendable (Block128) -> Command, LockID)
+        case answer(Block128, @Sendable (Block128) -> Command, LockID, (@Sendable () -> Void)?)
     }
 
     private func finish(_ req: RequestID, with reply: Reply, from lock: LockID? = nil) {
@@ -235,7 +242,7 @@ public final class LockGateway: Sendable {
                     waiter.onNonce = nil
                     waiter.pastNonce = true
                     waiters[req] = waiter
-                    return .answer(nonce, onNonce, waiter.lock)
+                    return .answer(nonce, onNonce, waiter.lock, waiter.afterAnswer)
                 }
             }
             waiters[req] = nil
@@ -252,12 +259,14 @@ public final class LockGateway: Sendable {
             metrics.unexpectedMessage()
         case .resume(let waiter):
             waiter.continuation.resume(returning: reply)
-        case .answer(let nonce, let makeCommand, let lock):
+        case .answer(let nonce, let makeCommand, let lock, let afterAnswer):
             do {
                 try link.publish(topic: Topics.command(lock), payload: makeCommand(nonce).encoded(), qos: Self.commandQoS, retain: false)
             } catch {
                 finish(req, with: .brokerUnavailable)
+                return
             }
+            afterAnswer?()
         }
     }
 
@@ -338,4 +347,23 @@ public final class LockGateway: Sendable {
 
     /// Presence changes to persist (see ``PresenceTracker/takeChanges(now:)``).
     func takePresenceChanges() -> [LockPresence] { presence.takeChanges(now: Date()) }
+}
+
+/// An unlock's hold on its lock, passed on exactly once.
+///
+/// A lock keeps one pending challenge, so the next unlock of the same lock may send its
+/// `challenge` only once this one's `respond` is on its way: the broker delivers one client's
+/// messages on one topic in order, so the lock reads the `respond` (which consumes its pending
+/// challenge) before the next `challenge`. Waiting for the `result` as well would add a whole
+/// round trip through the broker to every unlock queued behind another of the same door.
+final class Turn: Sendable {
+    private let passed = Atomic<Bool>(false)
+    private let release: @Sendable () -> Void
+
+    init(_ release: @escaping @Sendable () -> Void) { self.release = release }
+
+    @Sendable func pass() {
+        guard !passed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        release()
+    }
 }
