@@ -99,7 +99,7 @@ public final class SQLiteStore: Store {
     /// connection busy sleeps until the holder is done, and on a loaded machine the holder may just
     /// have been preempted mid-query. Taking them in turn from two connections, two handler threads
     /// collided about 400 times a second at 8,000 unlocks/s, each waiting 0.3 ms on average and up
-    /// to 4.6 ms (`perf sched`). There are twice as many connections as cores (Swift's executor runs
+    /// to 9.4 ms (`perf sched`). There are twice as many connections as cores (Swift's executor runs
     /// a thread per core), so all are busy only in a pile-up; then the caller waits for one in turn.
     func readStatements<T>(_ body: (Database) throws -> T) throws -> T {
         let all: UInt = hotReaders.count == UInt.bitWidth ? ~0 : (1 << UInt(hotReaders.count)) - 1
