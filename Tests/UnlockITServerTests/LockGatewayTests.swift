@@ -18,7 +18,7 @@ import UnlockITCore
         let respondDelay = Mutex<TimeInterval?>(nil)
 
         func publish(topic: String, payload: [UInt8], qos: QoS, retain: Bool) throws(MQTTError) {
-            if case .respond = try? Command.decode(payload), let delay = respondDelay.withLock({ $0 }) {
+            if let delay = respondDelay.withLock({ $0 }), case .respond = try? Command.decode(payload) {
                 Thread.sleep(forTimeInterval: delay)
             }
             sent.withLock { $0.append((topic, payload)) }
@@ -191,7 +191,7 @@ import UnlockITCore
         #expect(await outcome == .lockOffline)
     }
 
-    @Test func theNextUnlockOfALockAsksAsSoonAsTheRespondBeforeItIsSent() async throws {
+    @Test func theNextUnlockOfALockAsksAsSoonAsThePreviousRespondIsSent() async throws {
         let (gateway, link) = gateway()
         let failsafe = link.failsafe()
         defer { failsafe.cancel() }
