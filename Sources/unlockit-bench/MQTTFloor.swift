@@ -2,18 +2,33 @@ import Foundation
 import MQTT
 import Synchronization
 
-/// The floor: plain QoS 1 request/response between two MQTT clients through the same broker,
-/// with none of UnlockIT's work in between.
+/// The floor: plain request/response between two MQTT clients through the same broker, with none
+/// of UnlockIT's work in between. QoS 1 unless told otherwise, as the issue defines the floor.
 struct MQTTFloor {
     let host: String
     let port: Int
     let username: String
     let password: String
+    var qos: QoS = .atLeastOnce
 
     struct Result: Codable {
         var roundTripP50Ms: Double
         var roundTripP99Ms: Double
         var pairsPerSecond: Double
+    }
+
+    /// Operations of several round trips each, many in flight: what the broker alone does with an
+    /// unlock's messages (two exchanges) at the concurrency an unlock is measured at.
+    struct Exchanges: Codable {
+        /// 1 (at least once, the floor's) or 0 (at most once, the lock protocol's commands and events).
+        var qos: Int
+        var roundTripsPerOperation: Int
+        var concurrency: Int
+        var operations: Int
+        var p50Ms: Double
+        var p90Ms: Double
+        var p99Ms: Double
+        var perSecond: Double
     }
 
     /// Two connected clients, a requester and a responder; measure with them, then ``Link/close()``.
@@ -24,16 +39,17 @@ struct MQTTFloor {
             try MQTTClient(
                 configuration: MQTTClientConfiguration(
                     host: host, port: port, clientID: id, username: username, password: password, subscriptions: subscriptions,
-                    subscriptionQoS: .atLeastOnce),
+                    subscriptionQoS: qos),
                 delivery: .handler(handler))
         }
         let responderBox = Mutex<MQTTClient?>(nil)
-        let responder = try client("floor-responder", ["bench/floor/request"]) { message in
+        let qos = qos
+        let responder = try client("floor-responder-\(qos.rawValue)", ["bench/floor/\(qos.rawValue)/request"]) { message in
             let client = responderBox.withLock { $0 }
-            try? client?.publish(topic: "bench/floor/response", payload: message.payload)
+            try? client?.publish(topic: "bench/floor/\(qos.rawValue)/response", payload: message.payload, qos: qos)
         }
         responderBox.withLock { $0 = responder }
-        let requester = try client("floor-requester", ["bench/floor/response"]) { message in
+        let requester = try client("floor-requester-\(qos.rawValue)", ["bench/floor/\(qos.rawValue)/response"]) { message in
             let id = message.payload.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
             pending.answer(id)
         }
@@ -42,7 +58,7 @@ struct MQTTFloor {
         try await responder.waitUntilConnected(timeout: .seconds(10))
         try await requester.waitUntilConnected(timeout: .seconds(10))
         try await Task.sleep(for: .milliseconds(300))
-        let link = Link(requester: requester, responder: responder, pending: pending)
+        let link = Link(requester: requester, responder: responder, pending: pending, qos: qos)
         for _ in 0..<200 { try await link.roundTrip() }  // warm up
         return link
     }
@@ -52,13 +68,14 @@ struct MQTTFloor {
         let requester: MQTTClient
         let responder: MQTTClient
         let pending: PendingReplies<UInt64>
+        let qos: QoS
         let counter = Counter()
 
         func roundTrip() async throws {
             let id = UInt64(counter.add())
             var payload = [UInt8](repeating: 0, count: 64)
             withUnsafeBytes(of: id) { payload.replaceSubrange(0..<8, with: $0) }
-            try await pending.wait(id) { try requester.publish(topic: "bench/floor/request", payload: payload) }
+            try await pending.wait(id) { try requester.publish(topic: "bench/floor/\(qos.rawValue)/request", payload: payload, qos: qos) }
         }
 
         /// Round trips one at a time, for the latency.
@@ -68,21 +85,33 @@ struct MQTTFloor {
 
         /// Many in flight for `duration`: the most request/response pairs per second.
         func pairsPerSecond(for duration: Duration, concurrency: Int) async throws -> Double {
-            let done = Counter()
+            try await exchanges(roundTrips: 1, concurrency: concurrency, for: duration).summary.perSecond
+        }
+
+        /// `concurrency` clients, each running operations of `roundTrips` round trips one after
+        /// another for `duration`: the latency of each operation and how many completed per second.
+        func exchanges(roundTrips: Int, concurrency: Int, for duration: Duration) async throws -> (summary: Exchanges, samples: Samples) {
             let deadline = ContinuousClock.now + duration
             let start = ContinuousClock.now
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            let samples = try await withThrowingTaskGroup(of: Samples.self) { group in
                 for _ in 0..<concurrency {
                     group.addTask {
+                        var samples = Samples()
                         while ContinuousClock.now < deadline {
-                            try await roundTrip()
-                            done.add()
+                            let began = ContinuousClock.now
+                            for _ in 0..<roundTrips { try await roundTrip() }
+                            samples.add(began.duration(to: .now))
                         }
+                        return samples
                     }
                 }
-                try await group.waitForAll()
+                return try await group.reduce(into: Samples()) { $0.add($1) }
             }
-            return Double(done.current) / start.duration(to: .now).seconds
+            let summary = Exchanges(
+                qos: Int(qos.rawValue), roundTripsPerOperation: roundTrips, concurrency: concurrency, operations: samples.count,
+                p50Ms: samples.p50.milliseconds, p90Ms: samples.p90.milliseconds, p99Ms: samples.p99.milliseconds,
+                perSecond: Double(samples.count) / start.duration(to: .now).seconds)
+            return (summary, samples)
         }
 
         func close() async {

@@ -62,6 +62,9 @@ struct Report: Codable {
     var unlocks: [Latency]
     /// CPU per unlock of each process during the closed loop at concurrency 64.
     var cpuAt64: CPUSplit?
+    /// The broker alone with an unlock's messages at concurrency 64 (QoS 1 and 0): what the
+    /// concurrency-64 figures compare with.
+    var floorAt64: [MQTTFloor.Exchanges]
     /// 64 clients sending on a schedule at half the sustained rate.
     var paced: Latency?
     var signInLoad: Latency?
@@ -113,6 +116,14 @@ struct Report: Codable {
             lines.append(
                 "  CPU per unlock at concurrency 64: server \(f(cpu.serverMicroseconds, 0)) µs, broker \(f(cpu.brokerMicroseconds, 0)) µs, "
                     + "locks \(f(cpu.locksMicroseconds, 0)) µs, load generator \(f(cpu.loadGeneratorMicroseconds, 0)) µs")
+        }
+        if !floorAt64.isEmpty {
+            lines.append("  the MQTT floor with an unlock's four messages (two round trips per operation), 64 at a time:")
+            for run in floorAt64 {
+                lines.append(
+                    "    QoS \(run.qos)\(run.qos == 0 ? " (the protocol's)" : " (the floor's)"): p50 \(f(run.p50Ms, 3)) ms  p90 \(f(run.p90Ms, 3)) ms  "
+                        + "p99 \(f(run.p99Ms, 3)) ms  \(f(run.perSecond, 0)) operations/s")
+            }
         }
         if let paced {
             lines.append(
@@ -207,7 +218,7 @@ struct Report: Codable {
         for (index, (label, points, color)) in series.enumerated() {
             let path = points.map { "\(String(format: "%.1f", x($0.ms))),\(String(format: "%.1f", y($0.fraction)))" }.joined(separator: " ")
             svg +=
-                "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(index == 0 ? " stroke-dasharray=\"6 4\"" : "") points=\"\(path)\"/>\n"
+                "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(index == 0 || label.hasPrefix("floor") ? " stroke-dasharray=\"6 4\"" : "") points=\"\(path)\"/>\n"
             let ly = top + 20 + Double(index) * 20
             svg +=
                 "<line x1=\"\(width - right + 15)\" y1=\"\(ly)\" x2=\"\(width - right + 40)\" y2=\"\(ly)\" stroke=\"\(color)\" stroke-width=\"2\"/>"

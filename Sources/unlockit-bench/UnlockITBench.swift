@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MQTT
 import SiteHarness
 import UnixSignals
 import UnlockITCore
@@ -130,6 +131,19 @@ struct UnlockITBench: AsyncParsableCommand {
             unlocks.append(Report.Latency(concurrency: concurrency, run))
             plotted.append(("unlock, concurrency \(concurrency)", run.samples))
         }
+        // Right after the unlocks at 64, in the same minutes: the broker alone carrying an unlock's
+        // messages (two exchanges per operation) 64 at a time, at the floor's QoS and the protocol's.
+        var floorAt64: [MQTTFloor.Exchanges] = []
+        for qos in [QoS.atLeastOnce, .atMostOnce] {
+            say("the MQTT floor at concurrency 64, two round trips per operation, QoS \(qos.rawValue)")
+            var variant = floor
+            variant.qos = qos
+            let link = try await variant.connect()
+            let (summary, samples) = try await link.exchanges(roundTrips: 2, concurrency: 64, for: smoke ? .seconds(1) : .seconds(5))
+            await link.close()
+            floorAt64.append(summary)
+            if qos == .atMostOnce { plotted.append(("floor: 2 trips, 64 at once, QoS 0", samples)) }
+        }
 
         say("unlocking at concurrency 16 while \(Int(signInsPerSecond)) sign-ins per second run")
         async let signInRun = load.signInLoad(perSecond: signInsPerSecond, duration: runDuration)
@@ -202,7 +216,7 @@ struct UnlockITBench: AsyncParsableCommand {
         let report = Report(
             date: ISO8601DateFormatter().string(from: Date()), host: host, cores: ProcessInfo.processInfo.activeProcessorCount, locks: locks,
             floor: floorResult, lockRoundTripP50Ms: lockSamples.p50.milliseconds, store: storeResult, unlocks: unlocks, cpuAt64: cpuAt64,
-            paced: paced,
+            floorAt64: floorAt64, paced: paced,
             signInLoad: withSignIns, signInsPerSecondOffered: signInsPerSecond, signInsSucceeded: signIns.succeeded,
             signInsTurnedAway: signIns.turnedAway,
             sustained: sustained, failedHolds: failedHolds, rateSearch: trials, serverStartupSeconds: site.startupSeconds,
