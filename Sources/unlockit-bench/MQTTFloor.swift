@@ -29,6 +29,9 @@ struct MQTTFloor {
         var p90Ms: Double
         var p99Ms: Double
         var perSecond: Double
+        /// CPU per operation of each process: the floor's two clients are the benchmark's own
+        /// (`loadGeneratorMicroseconds`); the server and the locks sit idle meanwhile.
+        var cpu: CPUSplit?
     }
 
     /// Two connected clients, a requester and a responder; measure with them, then ``Link/close()``.

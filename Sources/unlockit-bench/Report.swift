@@ -122,7 +122,10 @@ struct Report: Codable {
             for run in floorAt64 {
                 lines.append(
                     "    QoS \(run.qos)\(run.qos == 0 ? " (the protocol's)" : " (the floor's)"): p50 \(f(run.p50Ms, 3)) ms  p90 \(f(run.p90Ms, 3)) ms  "
-                        + "p99 \(f(run.p99Ms, 3)) ms  \(f(run.perSecond, 0)) operations/s")
+                        + "p99 \(f(run.p99Ms, 3)) ms  \(f(run.perSecond, 0)) operations/s"
+                        + (run.cpu.map {
+                            "; CPU per operation: broker \(f($0.brokerMicroseconds, 0)) µs, the two clients \(f($0.loadGeneratorMicroseconds, 0)) µs"
+                        } ?? ""))
             }
         }
         if let paced {

@@ -139,7 +139,9 @@ struct UnlockITBench: AsyncParsableCommand {
             var variant = floor
             variant.qos = qos
             let link = try await variant.connect()
-            let (summary, samples) = try await link.exchanges(roundTrips: 2, concurrency: 64, for: smoke ? .seconds(1) : .seconds(5))
+            let cpuBefore = CPUSplit.Reading(site)
+            var (summary, samples) = try await link.exchanges(roundTrips: 2, concurrency: 64, for: smoke ? .seconds(1) : .seconds(5))
+            summary.cpu = CPUSplit(from: cpuBefore, to: CPUSplit.Reading(site), unlocks: summary.operations)
             await link.close()
             floorAt64.append(summary)
             if qos == .atMostOnce { plotted.append(("floor: 2 trips, 64 at once, QoS 0", samples)) }
