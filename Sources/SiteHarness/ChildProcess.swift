@@ -151,6 +151,32 @@ public final class ChildProcess: Sendable {
         if isRunning { kill(pid, number) }
     }
 
+    /// SIGSTOP, and waits until every thread of the process has stopped. `kill` returns before that:
+    /// the kernel stops the other threads only once one of them has taken the signal, and on a busy
+    /// machine a thread that is running meanwhile (say, one answering a message) goes on for a while.
+    public func suspend(timeout: Duration = .seconds(10)) async throws {
+        signal(SIGSTOP)
+        try await Network.waitUntil("\(name) to stop", timeout: timeout) { try threadStates().allSatisfy { $0 == "T" || $0 == "t" } }
+    }
+
+    /// SIGCONT: a process stopped by ``suspend(timeout:)`` runs again.
+    public func resume() { signal(SIGCONT) }
+
+    /// The scheduler state (`R`, `S`, `T`, …) of each of the process's threads, from `/proc`.
+    private func threadStates() throws -> [Character] {
+        let tasks = "/proc/\(pid)/task"
+        guard isRunning, let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks), !threads.isEmpty else {
+            throw HarnessError("\(name) is not running")
+        }
+        return threads.compactMap { thread in
+            // "tid (comm) S …": the name may hold spaces and parentheses, the state follows the last ")".
+            guard let stat = try? String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
+                return nil  // the thread ended meanwhile
+            }
+            return stat[close...].dropFirst().first { $0 != " " }
+        }
+    }
+
     /// SIGTERM, then SIGKILL if the process has not ended after `grace`. Returns the exit status.
     @discardableResult
     public func stop(grace: Duration = .seconds(5)) async -> Int32 {

@@ -181,8 +181,8 @@ struct LockProtocolEndToEndTests {
             let lockID = LockID(lock.id)!
             // The lock's firmware hangs with its connection up; a stand-in answers on its topic, slowly.
             let firmware = try #require(lock.process)
-            firmware.signal(SIGSTOP)
-            defer { firmware.signal(SIGCONT) }
+            try await firmware.suspend()
+            defer { firmware.resume() }
             let standIn = try await site.superuser("stand-in")
             let wire = try await standIn.record(Topics.command(lockID))
             async let reply = site.unlock(lock.id)
