@@ -88,12 +88,23 @@ struct MQTTFloor {
 
         /// Many in flight for `duration`: the most request/response pairs per second.
         func pairsPerSecond(for duration: Duration, concurrency: Int) async throws -> Double {
-            try await exchanges(roundTrips: 1, concurrency: concurrency, for: duration).summary.perSecond
+            let run = try await operations(roundTrips: 1, concurrency: concurrency, for: duration)
+            return Double(run.samples.count) / run.seconds
+        }
+
+        /// ``operations(roundTrips:concurrency:for:)``, summed up for the report.
+        func exchanges(roundTrips: Int, concurrency: Int, for duration: Duration) async throws -> (summary: Exchanges, samples: Samples) {
+            let (samples, seconds) = try await operations(roundTrips: roundTrips, concurrency: concurrency, for: duration)
+            let summary = Exchanges(
+                qos: Int(qos.rawValue), roundTripsPerOperation: roundTrips, concurrency: concurrency, operations: samples.count,
+                p50Ms: samples.p50.milliseconds, p90Ms: samples.p90.milliseconds, p99Ms: samples.p99.milliseconds,
+                perSecond: Double(samples.count) / seconds)
+            return (summary, samples)
         }
 
         /// `concurrency` clients, each running operations of `roundTrips` round trips one after
-        /// another for `duration`: the latency of each operation and how many completed per second.
-        func exchanges(roundTrips: Int, concurrency: Int, for duration: Duration) async throws -> (summary: Exchanges, samples: Samples) {
+        /// another for `duration`: the latency of each operation, and how long they all took.
+        private func operations(roundTrips: Int, concurrency: Int, for duration: Duration) async throws -> (samples: Samples, seconds: Double) {
             let deadline = ContinuousClock.now + duration
             let start = ContinuousClock.now
             let samples = try await withThrowingTaskGroup(of: Samples.self) { group in
@@ -110,11 +121,7 @@ struct MQTTFloor {
                 }
                 return try await group.reduce(into: Samples()) { $0.add($1) }
             }
-            let summary = Exchanges(
-                qos: Int(qos.rawValue), roundTripsPerOperation: roundTrips, concurrency: concurrency, operations: samples.count,
-                p50Ms: samples.p50.milliseconds, p90Ms: samples.p90.milliseconds, p99Ms: samples.p99.milliseconds,
-                perSecond: Double(samples.count) / start.duration(to: .now).seconds)
-            return (summary, samples)
+            return (samples, start.duration(to: .now).seconds)
         }
 
         func close() async {
