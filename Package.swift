@@ -54,6 +54,7 @@ let package = Package(
             dependencies: [
                 "UnlockITCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict

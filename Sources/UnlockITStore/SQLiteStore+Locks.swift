@@ -37,7 +37,7 @@ extension SQLiteStore {
     public func unlockContext(_ id: LockID, in company: CompanyID, for user: UserID) async throws -> (
         lock: Lock, room: Room?, sealedKey: [UInt8]?
     )? {
-        // On every unlock: one statement, prepared once, outside a transaction, decoded by column
+        // On every unlock: one statement, prepared once, outside a transaction, read by column
         // position straight from SQLite's row (no intermediate copy).
         try readStatements { db in
             let statement = try db.cachedStatement(
@@ -49,19 +49,20 @@ extension SQLiteStore {
                     FROM "lock" l LEFT JOIN room r ON r.id = l.roomId AND r.companyId = l.companyId
                     WHERE l.id = ? AND l.companyId = ?
                     """#)
-            let rows = try Row.fetchCursor(statement, arguments: [user.rawValue, id.rawValue, company.rawValue])
-            guard let row = try rows.next() else { return nil }
-            let lock = Lock(
-                id: id, companyID: company, roomID: (row[0] as String?).map(RoomID.init(unchecked:)), name: row[1],
-                state: LockState(rawValue: row[2]) ?? .retired, online: row[3], lastSeen: row[4], firmwareVersion: row[5], createdAt: row[7],
-                activatedAt: row[8], retiredAt: row[9])
-            let room = (row[10] as String?).map { roomID in
-                Room(
-                    id: RoomID(unchecked: roomID), companyID: company, name: row[11], description: row[12],
-                    type: RoomType(rawValue: row[13]) ?? .other, bookable: row[14], requiredLevel: row[15],
-                    authorizedUsers: row[18] ? [user] : [], createdAt: row[16], updatedAt: row[17])
+            return try statement.firstRow([.text(user.rawValue), .text(id.rawValue), .text(company.rawValue)]) { row in
+                let lock = Lock(
+                    id: id, companyID: company, roomID: try row.optionalText(0).map(RoomID.init(unchecked:)), name: try row.text(1),
+                    state: LockState(rawValue: try row.text(2)) ?? .retired, online: try row.bool(3), lastSeen: try row.optionalDate(4),
+                    firmwareVersion: try row.optionalText(5), createdAt: try row.date(7), activatedAt: try row.optionalDate(8),
+                    retiredAt: try row.optionalDate(9))
+                let room = try row.optionalText(10).map { roomID in
+                    Room(
+                        id: RoomID(unchecked: roomID), companyID: company, name: try row.text(11), description: try row.text(12),
+                        type: RoomType(rawValue: try row.text(13)) ?? .other, bookable: try row.bool(14), requiredLevel: try row.optionalInteger(15),
+                        authorizedUsers: try row.bool(18) ? [user] : [], createdAt: try row.date(16), updatedAt: try row.date(17))
+                }
+                return (lock, room, try row.optionalBlob(6))
             }
-            return (lock, room, (row[6] as Data?).map { Array($0) })
         }
     }
 

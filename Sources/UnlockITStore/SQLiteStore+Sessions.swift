@@ -8,7 +8,7 @@ extension SQLiteStore {
     }
 
     public func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)? {
-        // On every authenticated request: one statement, prepared once, decoded by column position
+        // On every authenticated request: one statement, prepared once, read by column position
         // straight from SQLite's row.
         try readStatements { db in
             let statement = try db.cachedStatement(
@@ -17,14 +17,16 @@ extension SQLiteStore {
                            u.id, u.companyId, u.email, u.name, u.role, u.securityLevel, u.enabled, u.mustChangePassword, u.createdAt, u.updatedAt
                     FROM "session" s JOIN "user" u ON u.id = s.userId WHERE s.tokenHash = ?
                     """#)
-            let rows = try Row.fetchCursor(statement, arguments: [Data(tokenHash)])
-            guard let row = try rows.next() else { return nil }
-            let user = User(
-                id: UserID(unchecked: row[3]), companyID: CompanyID(unchecked: row[4]), email: row[5], name: row[6],
-                role: Role(rawValue: row[7]) ?? .employee, securityLevel: row[8], enabled: row[9], mustChangePassword: row[10],
-                createdAt: row[11], updatedAt: row[12])
-            let session = Session(tokenHash: tokenHash, userID: user.id, createdAt: row[0], expiresAt: row[1], revokedAt: row[2])
-            return (session, user)
+            return try statement.firstRow([.blob(tokenHash)]) { row in
+                let user = User(
+                    id: UserID(unchecked: try row.text(3)), companyID: CompanyID(unchecked: try row.text(4)), email: try row.text(5),
+                    name: try row.text(6), role: Role(rawValue: try row.text(7)) ?? .employee, securityLevel: try row.integer(8),
+                    enabled: try row.bool(9), mustChangePassword: try row.bool(10), createdAt: try row.date(11), updatedAt: try row.date(12))
+                let session = Session(
+                    tokenHash: tokenHash, userID: user.id, createdAt: try row.date(0), expiresAt: try row.date(1),
+                    revokedAt: try row.optionalDate(2))
+                return (session, user)
+            }
         }
     }
 

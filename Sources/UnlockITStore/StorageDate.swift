@@ -2,8 +2,9 @@ import Foundation
 import Glibc
 
 /// A date as GRDB stores it, `yyyy-MM-dd HH:mm:ss.SSS` in UTC rounded to the millisecond,
-/// written without Foundation's `DateFormatter`: on the unlock path (the audit event's time) the
-/// formatter cost more than the insert itself. `StorageDateTests` checks it against GRDB.
+/// written and read without Foundation's `DateFormatter` and `Calendar`: on the unlock path (the
+/// audit event's time, the session's and the lock's dates) they cost more than the queries.
+/// `StorageDateTests` checks both directions against GRDB.
 enum StorageDate {
     static func text(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
@@ -40,5 +41,58 @@ enum StorageDate {
             put(fraction, digits: 3)
             return index
         }
+    }
+
+    /// The date in `text` if it is exactly in the storage format and names a real time of a real
+    /// day; otherwise nil, and the caller leaves the text to GRDB's own decoding.
+    static func date(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard text.count == 23 else { return nil }
+        var index = 0
+        func number(_ digits: Int) -> Int? {
+            var value = 0
+            for _ in 0..<digits {
+                let digit = Int(text[index]) - Int(UInt8(ascii: "0"))
+                guard (0...9).contains(digit) else { return nil }
+                value = value * 10 + digit
+                index += 1
+            }
+            return value
+        }
+        func separator(_ expected: Unicode.Scalar) -> Bool {
+            defer { index += 1 }
+            return text[index] == UInt8(ascii: expected)
+        }
+        guard let year = number(4), separator("-"), let month = number(2), separator("-"), let day = number(2), separator(" "),
+            let hour = number(2), separator(":"), let minute = number(2), separator(":"), let second = number(2), separator("."),
+            let millisecond = number(3)
+        else { return nil }
+        guard (1...12).contains(month), (1...daysIn(month: month, of: year)).contains(day), hour < 24, minute < 60, second < 60 else {
+            return nil
+        }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        let seconds = ((days * 24 + hour) * 60 + minute) * 60 + second
+        // Counted from 2001 as `Date` stores it. GRDB's calendar gives the same value but for, now
+        // and then, the last bit (`StorageDateTests`).
+        let sinceReferenceDate = seconds - Int(Date.timeIntervalBetween1970AndReferenceDate)
+        return Date(timeIntervalSinceReferenceDate: TimeInterval(sinceReferenceDate) + TimeInterval(millisecond) / 1000)
+    }
+
+    private static func daysIn(month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a day of the proleptic Gregorian calendar (years 0...9999 here):
+    /// counted in 400-year eras from 0000-03-01, so that a leap day ends its year.
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let marchYear = month <= 2 ? year - 1 : year
+        let era = (marchYear >= 0 ? marchYear : marchYear - 399) / 400
+        let yearOfEra = marchYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }
