@@ -31,7 +31,7 @@ struct ConfigOptions: ParsableArguments {
 }
 
 func makeLogger(level: String) -> Logger {
-    LoggingSystem.bootstrap(StreamLogHandler.standardError)
+    LoggingSystem.bootstrap(LazyMetadataLogHandler.standardError)
     var logger = Logger(label: "unlockit.server")
     logger.logLevel = Logger.Level(rawValue: level) ?? .info
     return logger
