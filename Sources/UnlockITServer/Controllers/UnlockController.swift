@@ -18,6 +18,26 @@ struct UnlockController {
         var lockId: String
         var granted: Bool
         var outcome: String
+
+        /// The body `APIJSON.encoder` would write (sorted keys), written straight into the buffer:
+        /// through `JSONEncoder` the answer to every unlock cost ≈ 2 % of the server's CPU under
+        /// `wrk -c64`. `UnlockResponseTests` checks the bytes against the encoder's.
+        func response(from request: Request, context: some RequestContext) throws -> Response {
+            var body = ByteBuffer()
+            body.reserveCapacity(48 + lockId.utf8.count + outcome.utf8.count)
+            body.writeStaticString(#"{"granted":"#)
+            body.writeStaticString(granted ? "true" : "false")
+            body.writeStaticString(#","lockId":"#)
+            body.writeJSONString(lockId)
+            body.writeStaticString(#","outcome":"#)
+            body.writeJSONString(outcome)
+            body.writeStaticString("}")
+            var headers = HTTPFields()
+            headers.reserveCapacity(4)
+            headers[.contentType] = "application/json; charset=utf-8"
+            headers[.contentLength] = String(body.readableBytes)
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+        }
     }
 
     func addRoutes(to group: RouterGroup<AppContext>) {
