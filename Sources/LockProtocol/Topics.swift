@@ -20,16 +20,26 @@ public enum Topics {
     public enum Kind: Sendable, Equatable { case command, event, status }
 
     /// Splits `unlockit/v1/locks/L/kind` into the lock id and the kind; `nil` for any other topic.
+    /// On every message either side receives: read as UTF-8 bytes, not split into `Character`s.
     public static func parse(_ topic: String) -> (lock: LockID, kind: Kind)? {
-        let prefix = root + "/"
-        guard topic.hasPrefix(prefix) else { return nil }
-        let rest = topic.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
-        guard rest.count == 2, let lock = LockID(String(rest[0])) else { return nil }
-        switch rest[1] {
-        case "cmd": return (lock, .command)
-        case "evt": return (lock, .event)
-        case "status": return (lock, .status)
-        default: return nil
+        let bytes = topic.utf8
+        guard bytes.starts(with: prefix) else { return nil }
+        let rest = bytes.dropFirst(prefix.count)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let name = rest[rest.index(after: slash)...]
+        let kind: Kind
+        if name.elementsEqual("cmd".utf8) {
+            kind = .command
+        } else if name.elementsEqual("evt".utf8) {
+            kind = .event
+        } else if name.elementsEqual("status".utf8) {
+            kind = .status
+        } else {
+            return nil
         }
+        guard let lock = LockID(String(Substring(rest[..<slash]))) else { return nil }
+        return (lock, kind)
     }
+
+    private static let prefix = Array((root + "/").utf8)
 }

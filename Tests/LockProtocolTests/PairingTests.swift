@@ -51,6 +51,13 @@ import UnlockITCore
         #expect(Topics.parse("unlockit/v1/locks/+/evt") == nil)
         #expect(Topics.parse("unlockit/v1/locks/a/b/evt") == nil)
         #expect(Topics.parse("other/v1/locks/lock-x/evt") == nil)
+        #expect(Topics.parse("unlockit/v1/locks/lock-x/cmd")?.kind == .command)
+        #expect(Topics.parse("unlockit/v1/locks/lock-x/cmd/") == nil)
+        #expect(Topics.parse("unlockit/v1/locks/lock-x/evtx") == nil)
+        #expect(Topics.parse("unlockit/v1/locks/lock-x") == nil)
+        #expect(Topics.parse("unlockit/v1/locks//evt") == nil)
+        #expect(Topics.parse("unlockit/v1/locks/Lock-X/evt") == nil)  // not a lock id
+        #expect(Topics.parse("unlockit/v1/locksx/lock-x/evt") == nil)
     }
 
     @Test func lockIDsAreTopicSafe() {
