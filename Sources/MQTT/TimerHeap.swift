@@ -1,55 +1,103 @@
-/// Actions due at given instants, earliest first (a binary min-heap).
+/// Actions due at given instants, earliest first.
+///
+/// Most timers arrive in deadline order: every unlock's timeout is the same length after its
+/// start. Those queue in a run that is appended to and taken from its front, each in constant
+/// time; only a timer due before the run's last one goes into a binary min-heap. With the heap
+/// alone, taking 8,000 timeouts a second from among the 24,000 pending cost ≈ 1 % of the
+/// server's CPU in sifting (perf, `wrk -c64`).
 struct TimerHeap {
     struct Entry {
         let deadline: ContinuousClock.Instant
         let sequence: Int
-        let action: @Sendable () -> Void
+        /// Cleared when taken from the run, so that a fired closure is not kept alive.
+        var action: (@Sendable () -> Void)?
     }
 
-    private var entries: [Entry] = []
+    private var heap: [Entry] = []
+    /// Ordered by deadline, then sequence; the entries before `runStart` have been taken.
+    private var run: [Entry] = []
+    private var runStart = 0
     private var nextSequence = 0
 
-    var isEmpty: Bool { entries.isEmpty }
-    var earliest: ContinuousClock.Instant? { entries.first?.deadline }
+    var isEmpty: Bool { heap.isEmpty && runStart == run.count }
+
+    var earliest: ContinuousClock.Instant? {
+        switch (heap.first?.deadline, runStart < run.count ? run[runStart].deadline : nil) {
+        case (let fromHeap?, let fromRun?): min(fromHeap, fromRun)
+        case (let fromHeap, let fromRun): fromHeap ?? fromRun
+        }
+    }
 
     mutating func insert(_ deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) {
         nextSequence += 1
-        entries.append(Entry(deadline: deadline, sequence: nextSequence, action: action))
-        var child = entries.count - 1
+        let entry = Entry(deadline: deadline, sequence: nextSequence, action: action)
+        if runStart == run.count || run[run.count - 1].deadline <= deadline {
+            run.append(entry)
+            return
+        }
+        heap.append(entry)
+        var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
             guard precedes(child, parent) else { break }
-            entries.swapAt(child, parent)
+            heap.swapAt(child, parent)
             child = parent
         }
     }
 
-    /// Removes and returns every action due at `now`, in deadline order.
+    /// Removes and returns every action due at `now`, in deadline order (same deadline: first
+    /// scheduled, first run).
     mutating func popDue(_ now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
         var due: [@Sendable () -> Void] = []
-        while !entries.isEmpty, entries[0].deadline <= now {
-            due.append(entries[0].action)
-            let last = entries.removeLast()
-            guard !entries.isEmpty else { break }
-            entries[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                let right = left + 1
-                var smallest = parent
-                if left < entries.count, precedes(left, smallest) { smallest = left }
-                if right < entries.count, precedes(right, smallest) { smallest = right }
-                guard smallest != parent else { break }
-                entries.swapAt(parent, smallest)
-                parent = smallest
+        while true {
+            let runDue = runStart < run.count && run[runStart].deadline <= now
+            let heapDue = !heap.isEmpty && heap[0].deadline <= now
+            if runDue, !heapDue || Self.precedes(run[runStart], heap[0]) {
+                if let action = run[runStart].action { due.append(action) }
+                run[runStart].action = nil
+                runStart += 1
+            } else if heapDue {
+                if let action = popHeap().action { due.append(action) }
+            } else {
+                break
             }
+        }
+        if runStart == run.count {
+            run.removeAll(keepingCapacity: true)
+            runStart = 0
+        } else if runStart >= 1024, runStart * 2 >= run.count {
+            run.removeFirst(runStart)
+            runStart = 0
         }
         return due
     }
 
-    /// Same deadline: first scheduled, first run. By index, so that comparing copies no closure.
+    private mutating func popHeap() -> Entry {
+        let top = heap[0]
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return top }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, precedes(left, smallest) { smallest = left }
+            if right < heap.count, precedes(right, smallest) { smallest = right }
+            guard smallest != parent else { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return top
+    }
+
+    /// By index, so that comparing copies no closure.
     private func precedes(_ a: Int, _ b: Int) -> Bool {
-        let (first, second) = (entries[a].deadline, entries[b].deadline)
-        return first < second || (first == second && entries[a].sequence < entries[b].sequence)
+        let (first, second) = (heap[a].deadline, heap[b].deadline)
+        return first < second || (first == second && heap[a].sequence < heap[b].sequence)
+    }
+
+    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
+        a.deadline < b.deadline || (a.deadline == b.deadline && a.sequence < b.sequence)
     }
 }

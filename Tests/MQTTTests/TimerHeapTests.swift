@@ -21,6 +21,54 @@ import Testing
         #expect(heap.isEmpty)
     }
 
+    /// Timers in deadline order take the run, the others the heap; together they still fire in
+    /// deadline order, ties in the order scheduled, across many rounds of taking some and adding more.
+    @Test func mixedOrderTimersFireInDeadlineOrder() {
+        var generator = SystemRandomNumberGenerator()
+        let fired = Mutex<[Int]>([])
+        var heap = TimerHeap()
+        var expected: [(deadline: Int, index: Int)] = []
+        let start = ContinuousClock.now
+        var index = 0
+        var clock = 0
+        for round in 0..<200 {
+            for _ in 0..<Int.random(in: 0..<40, using: &generator) {
+                // Mostly later than all before (an unlock's timeout), sometimes earlier.
+                let deadline = Bool.random(using: &generator) && round % 3 != 0 ? clock + 3_000 : clock + Int.random(in: 0..<3_000, using: &generator)
+                let me = index
+                heap.insert(start + .microseconds(deadline)) { fired.withLock { $0.append(me) } }
+                expected.append((deadline, index))
+                index += 1
+            }
+            clock += Int.random(in: 0..<400, using: &generator)
+            for action in heap.popDue(start + .microseconds(clock)) { action() }
+            let due = expected.filter { $0.deadline <= clock }.sorted { ($0.deadline, $0.index) < ($1.deadline, $1.index) }
+            #expect(fired.withLock { $0 } == due.map(\.index), "round \(round)")
+            expected.removeAll { $0.deadline <= clock }
+            fired.withLock { $0 = [] }
+            #expect(heap.earliest == expected.map(\.deadline).min().map { start + .microseconds($0) })
+        }
+        for action in heap.popDue(start + .seconds(3_600)) { action() }
+        #expect(fired.withLock { $0.count } == expected.count)
+        #expect(heap.isEmpty)
+    }
+
+    @Test func aFiredActionIsReleased() {
+        final class Token: Sendable {}
+        weak var weakToken: Token?
+        var heap = TimerHeap()
+        let start = ContinuousClock.now
+        do {
+            let token = Token()
+            weakToken = token
+            heap.insert(start + .milliseconds(1)) { _ = token }
+        }
+        heap.insert(start + .milliseconds(2)) {}  // keeps the run from being emptied
+        #expect(weakToken != nil)
+        for action in heap.popDue(start + .milliseconds(1)) { action() }
+        #expect(weakToken == nil)
+    }
+
     @Test func aLoopRunsScheduledActionsOnItsThread() async throws {
         let loop = MQTTEventLoop(name: "timers")
         let ran = Mutex<Bool>(false)
