@@ -6,7 +6,7 @@ import GRDBSQLite
 ///
 /// For the two reads of every unlock (the session, the unlock context). GRDB's `Row` cursor
 /// lower-cases every column name into a dictionary each time its statement runs, boxes each
-/// argument, and decodes dates through Foundation's calendar: under `wrk -c64` that was ≈ 4 % of
+/// argument, and decodes dates through Foundation's calendar: under `wrk -c64` that was ≈ 5 % of
 /// the server's CPU, more than the two queries. Here a column is read where it stands, with its
 /// storage class checked; a date in GRDB's storage format is parsed by ``StorageDate``, and
 /// anything else is left to GRDB's own decoding.
@@ -34,10 +34,6 @@ struct PositionalRow {
     /// The statement's text, for an error only: GRDB's `Statement.sql` trims a copy on every call.
     private var sql: String {
         sqlite3_sql(statement).map { String(cString: $0) } ?? "?"
-    }
-
-    func isNull(_ column: Int32) -> Bool {
-        sqlite3_column_type(statement, column) == SQLITE_NULL
     }
 
     func text(_ column: Int32) throws -> String {

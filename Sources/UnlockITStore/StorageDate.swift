@@ -44,7 +44,8 @@ enum StorageDate {
     }
 
     /// The date in `text` if it is exactly in the storage format and names a real time of a real
-    /// day; otherwise nil, and the caller leaves the text to GRDB's own decoding.
+    /// day since the Gregorian calendar began (1583); otherwise nil, and the caller leaves the text
+    /// to GRDB's own decoding (whose calendar is Julian before October 1582).
     static func date(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
         guard text.count == 23 else { return nil }
         var index = 0
@@ -66,7 +67,9 @@ enum StorageDate {
             let hour = number(2), separator(":"), let minute = number(2), separator(":"), let second = number(2), separator("."),
             let millisecond = number(3)
         else { return nil }
-        guard (1...12).contains(month), (1...daysIn(month: month, of: year)).contains(day), hour < 24, minute < 60, second < 60 else {
+        guard year >= 1583, (1...12).contains(month), (1...daysIn(month: month, of: year)).contains(day), hour < 24, minute < 60,
+            second < 60
+        else {
             return nil
         }
         let days = daysSinceEpoch(year: year, month: month, day: day)
@@ -85,8 +88,8 @@ enum StorageDate {
         }
     }
 
-    /// Days from 1970-01-01 to a day of the proleptic Gregorian calendar (years 0...9999 here):
-    /// counted in 400-year eras from 0000-03-01, so that a leap day ends its year.
+    /// Days from 1970-01-01 to a day of the Gregorian calendar: counted in 400-year eras from
+    /// 0000-03-01, so that a leap day ends its year.
     private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let marchYear = month <= 2 ? year - 1 : year
         let era = (marchYear >= 0 ? marchYear : marchYear - 399) / 400

@@ -43,9 +43,9 @@ import Testing
 
     @Test func nullsAreNilAndRefusedWhereAValueIsRequired() throws {
         let optionals = try read([3]) { row in
-            (try row.optionalText(0), try row.optionalInteger(1), try row.optionalDate(3), try row.optionalBlob(4), row.isNull(2))
+            (try row.optionalText(0), try row.optionalInteger(1), try row.optionalDate(3), try row.optionalBlob(4), try row.optionalInteger(2))
         }
-        #expect(optionals?.0 == nil && optionals?.1 == nil && optionals?.2 == nil && optionals?.3 == nil && optionals?.4 == true)
+        #expect(optionals?.0 == nil && optionals?.1 == nil && optionals?.2 == nil && optionals?.3 == nil && optionals?.4 == nil)
         #expect(throws: PositionalRow.ColumnError.self) { try read([3]) { try $0.text(0) } }
         #expect(throws: PositionalRow.ColumnError.self) { try read([3]) { try $0.integer(1) } }
         #expect(throws: PositionalRow.ColumnError.self) { try read([3]) { try $0.bool(2) } }

@@ -1,9 +1,10 @@
 import NIOCore
 
 extension ByteBuffer {
-    /// Writes `string` as a JSON string the way `APIJSON.encoder` does: quotes, a backslash before
-    /// `"` and `\\`, the short escapes for backspace, form feed, newline, carriage return and tab,
-    /// `\\u00XX` for the other control characters, and everything else (`/` too) as its UTF-8.
+    /// Writes `string` as a JSON string the way `APIJSON.encoder` does: in quotes, with a backslash
+    /// before a quote or a backslash, the short escapes for backspace, form feed, newline, carriage
+    /// return and tab, `\u00XX` for the other control characters, and everything else (`/`
+    /// too) as its UTF-8.
     mutating func writeJSONString(_ string: String) {
         writeInteger(UInt8(ascii: "\""))
         for byte in string.utf8 {
@@ -16,13 +17,14 @@ extension ByteBuffer {
             case UInt8(ascii: "\r"): writeStaticString("\\r")
             case UInt8(ascii: "\t"): writeStaticString("\\t")
             case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
                 writeStaticString("\\u00")
-                writeInteger(hex[Int(byte >> 4)])
-                writeInteger(hex[Int(byte & 0xF)])
+                writeInteger(hexDigits[Int(byte >> 4)])
+                writeInteger(hexDigits[Int(byte & 0xF)])
             default: writeInteger(byte)
             }
         }
         writeInteger(UInt8(ascii: "\""))
     }
 }
+
+private let hexDigits = Array("0123456789abcdef".utf8)
