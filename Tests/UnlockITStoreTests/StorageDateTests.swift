@@ -22,7 +22,7 @@ import Testing
     }
 
     /// GRDB reads through Foundation's calendar, which now and then rounds the last bit of the
-    /// interval the other way (about one date in 30,000): far below the millisecond stored.
+    /// interval the other way (for one or two dates in 10,000 here): far below the millisecond stored.
     @Test("The fast parser reads the storage format as GRDB does, and what it reads is written back unchanged")
     func readsAsGRDBDoes() {
         var generator = SystemRandomNumberGenerator()
