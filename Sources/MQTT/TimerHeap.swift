@@ -11,6 +11,9 @@ struct TimerHeap {
         let sequence: Int
         /// Cleared when taken from the run, so that a fired closure is not kept alive.
         var action: (@Sendable () -> Void)?
+
+        /// The order timers fire in: by deadline, and the same deadline first scheduled, first run.
+        var order: (ContinuousClock.Instant, Int) { (deadline, sequence) }
     }
 
     private var heap: [Entry] = []
@@ -45,14 +48,13 @@ struct TimerHeap {
         }
     }
 
-    /// Removes and returns every action due at `now`, in deadline order (same deadline: first
-    /// scheduled, first run).
+    /// Removes and returns every action due at `now`, in their ``Entry/order``.
     mutating func popDue(_ now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
         var due: [@Sendable () -> Void] = []
         while true {
             let runDue = runStart < run.count && run[runStart].deadline <= now
             let heapDue = !heap.isEmpty && heap[0].deadline <= now
-            if runDue, !heapDue || Self.precedes(run[runStart], heap[0]) {
+            if runDue, !heapDue || run[runStart].order < heap[0].order {
                 if let action = run[runStart].action { due.append(action) }
                 run[runStart].action = nil
                 runStart += 1
@@ -93,11 +95,6 @@ struct TimerHeap {
 
     /// By index, so that comparing copies no closure.
     private func precedes(_ a: Int, _ b: Int) -> Bool {
-        let (first, second) = (heap[a].deadline, heap[b].deadline)
-        return first < second || (first == second && heap[a].sequence < heap[b].sequence)
-    }
-
-    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
-        a.deadline < b.deadline || (a.deadline == b.deadline && a.sequence < b.sequence)
+        heap[a].order < heap[b].order
     }
 }
