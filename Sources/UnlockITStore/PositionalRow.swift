@@ -36,9 +36,14 @@ struct PositionalRow {
         sqlite3_sql(statement).map { String(cString: $0) } ?? "?"
     }
 
-    func text(_ column: Int32) throws -> String {
-        guard let value = try optionalText(column) else { throw ColumnError(column: column, expected: "text", sql: sql) }
+    /// `value`, or the error for a NULL where the query promises one.
+    private func required<T>(_ value: T?, _ column: Int32, _ expected: String) throws -> T {
+        guard let value else { throw ColumnError(column: column, expected: expected, sql: sql) }
         return value
+    }
+
+    func text(_ column: Int32) throws -> String {
+        try required(optionalText(column), column, "text")
     }
 
     func optionalText(_ column: Int32) throws -> String? {
@@ -55,8 +60,7 @@ struct PositionalRow {
     }
 
     func integer(_ column: Int32) throws -> Int {
-        guard let value = try optionalInteger(column) else { throw ColumnError(column: column, expected: "an integer", sql: sql) }
-        return value
+        try required(optionalInteger(column), column, "an integer")
     }
 
     func optionalInteger(_ column: Int32) throws -> Int? {
@@ -84,8 +88,7 @@ struct PositionalRow {
     }
 
     func date(_ column: Int32) throws -> Date {
-        guard let value = try optionalDate(column) else { throw ColumnError(column: column, expected: "a date", sql: sql) }
-        return value
+        try required(optionalDate(column), column, "a date")
     }
 
     func optionalDate(_ column: Int32) throws -> Date? {

@@ -4,7 +4,8 @@ extension ByteBuffer {
     /// Writes `string` as a JSON string the way `APIJSON.encoder` does: in quotes, with a backslash
     /// before a quote or a backslash, the short escapes for backspace, form feed, newline, carriage
     /// return and tab, `\u00XX` for the other control characters, and everything else (`/`
-    /// too) as its UTF-8.
+    /// too) as its UTF-8. (The lock protocol's `WireFormat.Writer` writes every control character
+    /// as `\u00XX`: valid JSON too, but not the bytes of the API's other answers.)
     mutating func writeJSONString(_ string: String) {
         writeInteger(UInt8(ascii: "\""))
         for byte in string.utf8 {
