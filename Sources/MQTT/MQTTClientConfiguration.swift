@@ -17,11 +17,18 @@ public struct MQTTClientConfiguration: Sendable {
     /// The broker delivers each message at the lower of this and the QoS it was published with.
     public var subscriptionQoS: QoS
     public var backoff: Backoff
+    /// Read every packet the socket holds in one turn of the event loop, instead of one per turn.
+    ///
+    /// For a client that carries many conversations at once (the server's link, where answers from
+    /// hundreds of locks queue up under load): libmosquitto reads one QoS 0 packet per call, so each
+    /// further packet would cost a turn of the loop and an `epoll_wait`. A lock's socket rarely holds
+    /// two packets, and the read that finds the socket empty is one system call more per turn.
+    public var readsInBursts: Bool
 
     public init(
         host: String, port: Int, clientID: String, username: String? = nil, password: String? = nil,
         keepAlive: Int32 = 10, cleanSession: Bool = true, will: MQTTMessage? = nil, subscriptions: [String] = [],
-        subscriptionQoS: QoS = .atLeastOnce, backoff: Backoff = Backoff()
+        subscriptionQoS: QoS = .atLeastOnce, backoff: Backoff = Backoff(), readsInBursts: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -34,6 +41,7 @@ public struct MQTTClientConfiguration: Sendable {
         self.subscriptions = subscriptions
         self.subscriptionQoS = subscriptionQoS
         self.backoff = backoff
+        self.readsInBursts = readsInBursts
     }
 }
 

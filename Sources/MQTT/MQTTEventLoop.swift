@@ -28,6 +28,8 @@ public final class MQTTEventLoop: Sendable {
     private let inbox = Mutex(Inbox())
     private let running = Atomic<Bool>(true)
     private let threadID = Atomic<UInt>(0)
+    /// Turns of the loop so far (one `epoll_wait` each): for tests of how much a turn gets done.
+    private let turns = Atomic<Int>(0)
     private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let logger: Logger
 
@@ -62,6 +64,8 @@ public final class MQTTEventLoop: Sendable {
     }
 
     var isLoopThread: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    var turnCount: Int { turns.load(ordering: .relaxed) }
 
     /// Hands `command` to the loop. From the loop thread itself no wake-up is needed: the loop
     /// empties its inbox before it waits again.
@@ -135,6 +139,7 @@ public final class MQTTEventLoop: Sendable {
             let pending = inbox.withLock { !$0.commands.isEmpty || !$0.dirty.isEmpty }
             let timeout = pending ? 0 : max(0, milliseconds(until: wake, now: clock.now))
             let count = epoll.wait(into: events, timeoutMilliseconds: Int32(timeout))
+            turns.add(1, ordering: .relaxed)
             for index in 0..<count {
                 let event = events[index]
                 if event.data.u64 == Epoll.wakeToken {
@@ -144,7 +149,7 @@ public final class MQTTEventLoop: Sendable {
                 let fd = Int32(truncatingIfNeeded: event.data.u64)
                 guard let core = state.byFD[fd] else { continue }
                 if event.events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
-                    mosquitto_loop_read(core.mosq, 1)
+                    read(core)
                     // What the read produced (acknowledgements, a handler's answer) goes out at once:
                     // the socket is almost always writable, and waiting for epoll to say so would
                     // cost two epoll_ctl calls and a loop turn per message.
@@ -178,6 +183,32 @@ public final class MQTTEventLoop: Sendable {
             return exit.waiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// The most packets one client may read in one turn of the loop, so that a flood on one socket
+    /// cannot starve the others, the inbox and the timers.
+    static let burstLimit = 64
+
+    /// Reads what `core`'s socket holds: one packet, or with ``MQTTClientConfiguration/readsInBursts``
+    /// every packet up to ``burstLimit``.
+    ///
+    /// libmosquitto's `mosquitto_loop_read` ignores the count it is given and reads one packet per
+    /// call at QoS 0. It leaves `errno` at `EAGAIN` when the socket ran dry (its result is then still
+    /// success), and returns an error when the connection failed (having closed the socket). A stale
+    /// `EAGAIN` from a callback only ends the burst early: epoll is level-triggered, so what is left
+    /// is read in the next turn.
+    private func read(_ core: ClientCore) {
+        guard core.configuration.readsInBursts else {
+            mosquitto_loop_read(core.mosq, 1)
+            return
+        }
+        for _ in 0..<Self.burstLimit {
+            errno = 0
+            let rc = mosquitto_loop_read(core.mosq, 1)
+            guard rc == MOSQ_ERR_SUCCESS.rawValue, errno != EAGAIN, errno != EWOULDBLOCK,
+                mosquitto_socket(core.mosq) == core.loopFD
+            else { return }
+        }
     }
 
     private func milliseconds(until deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Int {

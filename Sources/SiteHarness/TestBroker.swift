@@ -92,4 +92,5 @@ public final class LockedBox<Value: Sendable>: @unchecked Sendable {
     public init(_ value: Value) { self.value = value }
     public func get() -> Value { lock.withLock { value } }
     public func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    public func update(_ body: (inout Value) -> Void) { lock.withLock { body(&value) } }
 }

@@ -31,7 +31,9 @@ public final class BrokerLink: Service, Sendable {
             subscriptions: [Topics.allEvents, Topics.allStatuses, BrokerAccounts.responseTopic],
             // QoS 0 (docs/protocol.md, "Transport"): with a clean session QoS 1 would redeliver nothing
             // after a reconnect, and cost an acknowledgement for every message a lock sends.
-            subscriptionQoS: .atMostOnce)
+            subscriptionQoS: .atMostOnce,
+            // Under load the locks' answers arrive faster than one per turn of the MQTT loop.
+            readsInBursts: true)
         let router = Router()
         let readyFlag = self.readyFlag
         client = try MQTTClient(
