@@ -5,7 +5,8 @@ import Synchronization
 /// A real process started by a test, with its output (stdout and stderr together) collected line by line.
 ///
 /// Built on `posix_spawn` and `waitpid` rather than Foundation's `Process`, whose `isRunning` is not
-/// updated on Linux unless a run loop turns.
+/// updated on Linux unless a run loop turns. The child gets SIGTERM if this process dies without
+/// stopping it (see ``Spawner``).
 public final class ChildProcess: Sendable {
     public let name: String
     public let pid: pid_t
@@ -30,34 +31,45 @@ public final class ChildProcess: Sendable {
         // Not inherited by other children; posix_spawn's dup2 gives this child its own copies.
         for fd in input + output + errorPipe where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, separateErrors ? errorPipe[1] : output[1], 2)
-
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+        let environmentLines = env.map { "\($0.key)=\($0.value)" }
+        // Through `setpriv`, posix_spawn would succeed for a program that is not there.
+        let prefix = Spawner.parentDeathPrefix
+        if !prefix.isEmpty && access(executable, X_OK) != 0 {
+            let reason = String(cString: strerror(errno))
+            for fd in input + output + errorPipe where fd >= 0 { close(fd) }
+            throw HarnessError("cannot start \(executable): \(reason)")
         }
-        // The test runner may ignore or block signals; the child starts with every signal at its default.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t()
-        sigfillset(&all)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        let (stdinRead, outputWrite, errorWrite) = (input[0], output[1], separateErrors ? errorPipe[1] : output[1])
+        let (rc, pid) = Spawner.shared.run { () -> (Int32, pid_t) in
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, stdinRead, 0)
+            posix_spawn_file_actions_adddup2(&actions, outputWrite, 1)
+            posix_spawn_file_actions_adddup2(&actions, errorWrite, 2)
+            let argv = (prefix + [executable] + arguments).map { strdup($0) } + [nil]
+            let envp = environmentLines.map { strdup($0) } + [nil]
+            defer {
+                argv.forEach { free($0) }
+                envp.forEach { free($0) }
+            }
+            // The test runner may ignore or block signals; the child starts with every signal at its default.
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var all = sigset_t()
+            sigfillset(&all)
+            var none = sigset_t()
+            sigemptyset(&none)
+            posix_spawnattr_setsigdefault(&attributes, &all)
+            posix_spawnattr_setsigmask(&attributes, &none)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+            var pid: pid_t = 0
+            let rc = posix_spawn(&pid, prefix.first ?? executable, &actions, &attributes, argv, envp)
+            return (rc, pid)
+        }
         close(input[0])
         close(output[1])
         if separateErrors { close(errorPipe[1]) }

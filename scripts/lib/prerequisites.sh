@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what UnlockIT needs from Debian when it is missing: the mosquitto broker (with its
-# dynamic-security plugin and mosquitto_ctrl), libmosquitto's headers, OpenSSL's and SQLite's headers.
+# dynamic-security plugin and mosquitto_ctrl), libmosquitto's headers, OpenSSL's and SQLite's headers,
+# and util-linux's setpriv (the processes the tests and the benchmark start end with them).
 # Sourced by scripts/demo, scripts/test and .ci/run.
 set -euo pipefail
 
@@ -10,6 +11,10 @@ unlockit_prerequisites() {
     for package in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done
+    # setpriv is part of util-linux, or a package of its own in newer releases.
+    if ! command -v setpriv >/dev/null; then
+        if apt-cache show setpriv >/dev/null 2>&1; then missing+=(setpriv); else missing+=(util-linux); fi
+    fi
     if ((${#missing[@]} > 0)); then
         echo "Installing ${missing[*]} ..."
         local sudo=()

@@ -1,0 +1,58 @@
+import Foundation
+import Glibc
+import SiteHarness
+import Testing
+
+/// The processes the benchmark and the tests start end with them, even when they are killed
+/// outright and cannot stop their children themselves.
+@Suite(.timeLimit(.minutes(3)))
+struct ChildProcessEndToEndTests {
+    struct Child {
+        let pid: pid_t
+        let name: String
+    }
+
+    @Test func aKilledBenchmarkLeavesNothingRunning() async throws {
+        let scratch = try TemporaryDirectory("unlockit-orphans")
+        let bench = try ChildProcess(
+            try Binaries.path("unlockit-bench"), ["--smoke", "--hold", "--output", "\(scratch.path)/out"],
+            environment: ["TMPDIR": "\(scratch.path)/"], name: "unlockit-bench")
+        // Once it activates the locks, the broker, the server and the fleet are all running.
+        try await bench.waitForLine(containing: "activating locks", timeout: .seconds(120))
+        let children = Self.children(of: bench.pid)
+        // Should anything be left, it must not outlive the test.
+        defer { for child in children where Self.isAlive(child) { kill(child.pid, SIGKILL) } }
+        #expect(Set(children.map(\.name)).isSuperset(of: ["mosquitto", "unlockit-server", "unlockit-lock"]))
+
+        bench.kill9()
+        try await Network.waitUntil("the benchmark's broker, server and locks to end", timeout: .seconds(30)) {
+            children.allSatisfy { !Self.isAlive($0) }
+        }
+    }
+
+    /// The running children of `parent`, from `/proc`.
+    static func children(of parent: pid_t) -> [Child] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = pid_t(entry), let (name, state, ppid) = stat(pid), ppid == parent, state != "Z" else { return nil }
+            return Child(pid: pid, name: name)
+        }
+    }
+
+    /// Running, not a zombie, and still the same program (a pid can be reused).
+    static func isAlive(_ child: Child) -> Bool {
+        guard let (name, state, _) = stat(child.pid) else { return false }
+        return name == child.name && state != "Z"
+    }
+
+    /// The name, scheduler state and parent of a process: "pid (name) S ppid …", where the name may
+    /// hold spaces and parentheses.
+    static func stat(_ pid: pid_t) -> (name: String, state: Character, ppid: pid_t)? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")")
+        else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 1, let state = fields[0].first, let ppid = pid_t(fields[1]) else { return nil }
+        return (String(text[text.index(after: open)..<close]), state, ppid)
+    }
+}
