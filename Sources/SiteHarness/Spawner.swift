@@ -11,7 +11,7 @@ import Synchronization
 /// from one thread of its own that lives as long as the process.
 ///
 /// Left open: a parent that dies between starting a child and `setpriv`'s request to the kernel
-/// (a few microseconds) leaves that child running.
+/// (about a millisecond, while `setpriv` loads) leaves that child running.
 final class Spawner: Sendable {
     static let shared = Spawner()
 
@@ -22,8 +22,14 @@ final class Spawner: Sendable {
         let prefix = [setpriv, "--pdeathsig", "TERM", "--"]
         let argv = (prefix + [truePath]).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // An old setpriv's complaint about the option is not for the user's terminal.
+        var quiet = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&quiet)
+        defer { posix_spawn_file_actions_destroy(&quiet) }
+        posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0)
         var pid: pid_t = 0
-        guard posix_spawn(&pid, setpriv, nil, nil, argv, environ) == 0 else { return [] }
+        guard posix_spawn(&pid, setpriv, &quiet, nil, argv, environ) == 0 else { return [] }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return status == 0 ? prefix : []
