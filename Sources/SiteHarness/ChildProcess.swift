@@ -180,13 +180,8 @@ public final class ChildProcess: Sendable {
         guard isRunning, let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks), !threads.isEmpty else {
             throw HarnessError("\(name) is not running")
         }
-        return threads.compactMap { thread in
-            // "tid (comm) S …": the name may hold spaces and parentheses, the state follows the last ")".
-            guard let stat = try? String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
-                return nil  // the thread ended meanwhile
-            }
-            return stat[close...].dropFirst().first { $0 != " " }
-        }
+        // A thread that ended meanwhile has no stat to read.
+        return threads.compactMap { ProcStat(path: "\(tasks)/\($0)/stat")?.state }
     }
 
     /// SIGTERM, then SIGKILL if the process has not ended after `grace`. Returns the exit status.

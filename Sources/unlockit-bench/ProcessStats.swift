@@ -1,4 +1,5 @@
 import Foundation
+import SiteHarness
 
 /// What the kernel says about a process.
 enum ProcessStats {
@@ -13,12 +14,9 @@ enum ProcessStats {
 
     /// CPU time used so far (user and system, all threads) in seconds, from /proc/PID/stat.
     static func cpuSeconds(pid: Int32) -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let end = text.lastIndex(of: ")")
+        guard let stat = ProcStat(path: "/proc/\(pid)/stat"), let user = stat.field(14).flatMap({ Double($0) }),
+            let system = stat.field(15).flatMap({ Double($0) })
         else { return nil }
-        // After the command name in parentheses: field 3 (state) onwards; utime and stime are 14 and 15.
-        let fields = text[text.index(after: end)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }

@@ -34,25 +34,16 @@ struct ChildProcessEndToEndTests {
     static func children(of parent: pid_t) -> [Child] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { entry in
-            guard let pid = pid_t(entry), let (name, state, ppid) = stat(pid), ppid == parent, state != "Z" else { return nil }
-            return Child(pid: pid, name: name)
+            guard let pid = pid_t(entry), let stat = ProcStat(path: "/proc/\(pid)/stat"), stat.field(4).flatMap({ pid_t($0) }) == parent,
+                stat.state != "Z"
+            else { return nil }
+            return Child(pid: pid, name: stat.name)
         }
     }
 
     /// Running, not a zombie, and still the same program (a pid can be reused).
     static func isAlive(_ child: Child) -> Bool {
-        guard let (name, state, _) = stat(child.pid) else { return false }
-        return name == child.name && state != "Z"
-    }
-
-    /// The name, scheduler state and parent of a process: "pid (name) S ppid …", where the name may
-    /// hold spaces and parentheses.
-    static func stat(_ pid: pid_t) -> (name: String, state: Character, ppid: pid_t)? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")")
-        else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 1, let state = fields[0].first, let ppid = pid_t(fields[1]) else { return nil }
-        return (String(text[text.index(after: open)..<close]), state, ppid)
+        guard let stat = ProcStat(path: "/proc/\(child.pid)/stat") else { return false }
+        return stat.name == child.name && stat.state != "Z"
     }
 }

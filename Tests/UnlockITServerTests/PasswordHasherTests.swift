@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SiteHarness
 import Testing
 
 @testable import UnlockITServer
@@ -7,13 +8,9 @@ import Testing
 @Suite struct PasswordHasherTests {
     /// The nice values of this process's threads, from /proc (field 19 of each thread's stat line).
     private static func niceValues() throws -> [Int] {
+        // A thread of another suite may end between the listing and the read: it is skipped.
         try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { task in
-            // A thread of another suite may end between the listing and the read: it is skipped.
-            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8) else { return nil }
-            // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
-            guard let close = stat.lastIndex(of: ")") else { return nil }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return Int(fields[16])  // field 19 overall: fields 3… start here at index 0
+            ProcStat(path: "/proc/self/task/\(task)/stat")?.field(19).flatMap { Int($0) }
         }
     }
 
