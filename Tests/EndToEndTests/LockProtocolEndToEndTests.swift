@@ -294,6 +294,40 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A device id naming another broker account is refused and that account keeps working; a lock's stale account is replaced")
+    func deviceIDOfAnotherAccount() async throws {
+        try await Site.with() { site in
+            try await site.addSuperuserAccount()
+            let (lock, _) = try await site.activeLock("lock-kept")
+            try await site.authorizeAdmin()
+            // The server's own account and the superuser's: both names are valid device ids.
+            for name in [site.broker.serverUsername, "tester"] {
+                let reply = try await site.api.post("/api/v1/locks", token: site.admin, ["id": name, "name": "Not a lock", "roomId": site.roomID])
+                #expect(reply.status == 409, "\(reply)")
+                #expect(reply.string("code") == "lock_id_taken")
+                #expect(try await site.api.get("/api/v1/locks/\(name)", token: site.admin).status == 404)
+                // The role made for the would-be lock is taken back.
+                await #expect(throws: HarnessError.self) { try await site.broker.dynsec(["getRole", "unlockit-lock-\(name)"]) }
+            }
+            // Both accounts still work: the server still reaches its locks, the superuser still connects.
+            let reply = try await site.unlock(lock.id)
+            #expect(reply.status == 200)
+            #expect(reply.json["granted"] as? Bool == true)
+            let superuser = try await site.superuser()
+            await superuser.shutdown()
+
+            // An account a lock of that device id left behind (the database forgot it, the broker did
+            // not) is replaced, and the lock connects with its new password.
+            _ = try await site.broker.dynsec(["createRole", "unlockit-lock-lock-stale"])
+            _ = try await site.broker.dynsec(["createClient", "lock-stale", "-p", "an old password"])
+            _ = try await site.broker.dynsec(["addClientRole", "lock-stale", "unlockit-lock-lock-stale"])
+            let (stale, password) = try await site.registerLock("lock-stale")
+            #expect(password != "an old password")
+            try await stale.start(broker: site.broker.url, password: password, pairing: true)
+            try await site.waitUntilOnline("lock-stale")
+        }
+    }
+
     @Test("A killed lock is marked offline by its last will; unlocking it answers at once")
     func killedLock() async throws {
         try await Site.with() { site in

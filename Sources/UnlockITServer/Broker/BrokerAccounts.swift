@@ -21,12 +21,16 @@ public final class BrokerAccounts: Sendable {
         case brokerUnavailable
         case timedOut
         case refused(command: String, error: String)
+        /// The broker has an account of that name that is not a lock's: the server's own, the
+        /// plugin's administrator, or any other the operator made.
+        case nameTaken
 
         public var description: String {
             switch self {
             case .brokerUnavailable: "the MQTT broker is not reachable"
             case .timedOut: "the broker's dynamic-security plugin did not answer"
             case .refused(let command, let error): "the broker refused \(command): \(error)"
+            case .nameTaken: "the broker has another account of that name"
             }
         }
     }
@@ -89,7 +93,9 @@ public final class BrokerAccounts: Sendable {
     static func lockRole(_ lock: LockID) -> String { "unlockit-lock-\(lock.rawValue)" }
 
     /// Creates the lock's broker account with the given password. An account left over from an earlier
-    /// registration of the same device id (the database forgot it, the broker did not) is replaced.
+    /// registration of the same device id (the database forgot it, the broker did not) is replaced;
+    /// any other account of that name is left alone and the lock refused with ``AccountError/nameTaken``,
+    /// since a device id is whatever an admin of any company types in.
     public func createLockAccount(_ lock: LockID, password: String) async throws {
         let role = Self.lockRole(lock)
         var createRole = Command(command: "createRole")
@@ -108,13 +114,31 @@ public final class BrokerAccounts: Sendable {
         createClient.roles = [RoleRef(rolename: role)]
 
         let responses = try await run([createRole, createClient])
-        if responses.contains(where: { $0.error?.contains("already exists") == true }) {
-            logger.warning("replacing a stale broker account", metadata: ["lock": "\(lock)"])
-            try await deleteLockAccount(lock)
-            try Self.check(try await run([createRole, createClient]))
-        } else {
-            try Self.check(responses)
+        guard responses.contains(where: { $0.error?.contains("already exists") == true }) else { return try Self.check(responses) }
+        guard try await isLockAccountOrNone(lock) else {
+            if responses.first?.error == nil {
+                // The role was made just now, for a name that is not ours; take it back.
+                var deleteRole = Command(command: "deleteRole")
+                deleteRole.rolename = role
+                _ = try? await run([deleteRole])
+            }
+            logger.warning("a device id names another broker account", metadata: ["lock": "\(lock)"])
+            throw AccountError.nameTaken
         }
+        logger.warning("replacing a stale broker account", metadata: ["lock": "\(lock)"])
+        try await deleteLockAccount(lock)
+        try Self.check(try await run([createRole, createClient]))
+    }
+
+    /// Whether the broker's client of the lock's name is a lock's account (the lock's role and no
+    /// other), or there is none.
+    private func isLockAccountOrNone(_ lock: LockID) async throws -> Bool {
+        var getClient = Command(command: "getClient")
+        getClient.username = lock.rawValue
+        let current = try await run([getClient])
+        if current.first?.error?.contains("not found") == true { return true }
+        try Self.check(current)
+        return (current.first?.data?.client?.roles ?? []).map(\.rolename) == [Self.lockRole(lock)]
     }
 
     /// Deletes the lock's account and role; the broker disconnects the lock if it is connected.

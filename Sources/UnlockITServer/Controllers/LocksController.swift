@@ -80,6 +80,10 @@ struct LocksController {
         let password = Self.brokerPassword()
         do {
             try await services.accounts.createLockAccount(id, password: password)
+        } catch BrokerAccounts.AccountError.nameTaken {
+            // The same answer as for a device id another lock has: the name is not this lock's to take.
+            try await services.store.forgetLock(id, in: admin.companyID)
+            throw StoreError.lockIDTaken
         } catch {
             try await services.store.forgetLock(id, in: admin.companyID)
             try await services.store.append(
