@@ -68,9 +68,15 @@ struct Harness {
 
     /// A company and its admin, whose initial password is returned.
     func bootstrap(_ company: String, email: String) async throws -> String {
-        let (_, password) = try await CompanyBootstrap(store: store, hasher: PasswordHasher(cost: 12, concurrency: 2), clock: clock.serverClock)
-            .run(companyName: company, adminEmail: email, adminName: "Admin")
-        return password
+        try await bootstrapCompany(company, email: email).password
+    }
+
+    /// A company and its admin: the company's id and the admin's initial password.
+    func bootstrapCompany(_ company: String, email: String) async throws -> (id: CompanyID, password: String) {
+        let (created, password) = try await CompanyBootstrap(
+            store: store, hasher: PasswordHasher(cost: 12, concurrency: 2), clock: clock.serverClock
+        ).run(companyName: company, adminEmail: email, adminName: "Admin")
+        return (created.id, password)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import SiteHarness
 import Testing
+import UnlockITCore
 
 @testable import UnlockITServer
 
@@ -112,6 +113,59 @@ struct OIDCTests {
             let stranger = try await signIn(try await provider.token(email: "stranger@acme.test", expires: now + hour, issued: now))
             #expect(stranger.status == 403)
             #expect(stranger.code == "no_account")
+        }
+    }
+
+    @Test("With an issuer per company, each signs in its own company's users only")
+    func issuersSignInOnlyTheirCompanies() async throws {
+        let acmeProvider = Provider(kid: "acme-1")
+        let globexProvider = Provider(kid: "globex-1")
+        let (acmeIssuer, globexIssuer) = ("https://id.acme.test", "https://id.globex.test")
+        let directory = try TemporaryDirectory("unlockit-oidc")
+        defer { directory.remove() }
+        try acmeProvider.jwks().write(toFile: "\(directory.path)/acme.json", atomically: true, encoding: .utf8)
+        try globexProvider.jwks().write(toFile: "\(directory.path)/globex.json", atomically: true, encoding: .utf8)
+
+        var harness = try Harness()
+        let acme = try await harness.bootstrapCompany("Acme", email: "admin@acme.test")
+        let globex = try await harness.bootstrapCompany("Globex", email: "admin@globex.test")
+        // Without the companies each may sign in, two issuers are a configuration error.
+        harness.configuration.oidcIssuers = [
+            .init(issuer: acmeIssuer, clientIDs: [Self.clientID], jwksFile: "\(directory.path)/acme.json"),
+            .init(issuer: globexIssuer, clientIDs: [Self.clientID], jwksFile: "\(directory.path)/globex.json"),
+        ]
+        #expect(throws: ServerConfiguration.ConfigurationError.self) { try harness.configuration.validate() }
+        harness.configuration.oidcIssuers[0].companies = [acme.id.rawValue]
+        harness.configuration.oidcIssuers[1].companies = ["not a company id"]
+        #expect(throws: ServerConfiguration.ConfigurationError.self) { try harness.configuration.validate() }
+        harness.configuration.oidcIssuers[1].companies = [globex.id.rawValue]
+        try harness.configuration.validate()
+
+        let now = harness.clock.now
+        let hour: TimeInterval = 3600
+        try await harness.run { api in
+            func signIn(_ provider: Provider, _ issuer: String, _ email: String) async throws -> API.Reply {
+                let idToken = try await provider.token(email: email, issuer: issuer, expires: now + hour, issued: now)
+                return try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken])
+            }
+            // Globex's provider vouching for Acme's admin is answered as if there were no account.
+            let forged = try await signIn(globexProvider, globexIssuer, "admin@acme.test")
+            let stranger = try await signIn(globexProvider, globexIssuer, "stranger@acme.test")
+            #expect(forged.status == 403, "\(forged)")
+            #expect(forged.code == "no_account")
+            #expect(forged.body == stranger.body)
+            // Each provider signs in its own company's users.
+            #expect(try await signIn(acmeProvider, acmeIssuer, "admin@acme.test").status == 200)
+            #expect(try await signIn(globexProvider, globexIssuer, "admin@globex.test").status == 200)
+            #expect(try await signIn(acmeProvider, acmeIssuer, "admin@globex.test").code == "no_account")
+
+            // The refused attempts are in Acme's audit log (and Globex's), with their reason.
+            let acmeAdmin = try await api.session("admin@acme.test", acme.password)
+            let audit = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", acmeAdmin)
+            #expect(audit.items.map { $0["reason"] as? String } == ["issuer_not_trusted"])
+            let globexAdmin = try await api.session("admin@globex.test", globex.password)
+            let globexAudit = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", globexAdmin)
+            #expect(globexAudit.items.map { $0["reason"] as? String } == ["issuer_not_trusted"])
         }
     }
 }

@@ -30,6 +30,8 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case wrongPassword = "wrong_password"
     case throttled
     case resetByAdmin = "reset_by_admin"
+    /// An OpenID Connect issuer not configured for the user's company vouched for them.
+    case issuerNotTrusted = "issuer_not_trusted"
     // Admin changes
     case `import`
 

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization
+import UnlockITCore
 
 /// Verifies OpenID Connect ID tokens against the configured issuers.
 ///
@@ -17,6 +18,10 @@ public final class OIDCVerifier: Sendable {
         public let issuer: String
         public let subject: String
         public let email: String
+        /// The companies whose users the issuer may sign in; nil for any.
+        public let companies: Set<CompanyID>?
+
+        public func maySignIn(_ user: User) -> Bool { companies?.contains(user.companyID) ?? true }
     }
 
     public enum Failure: Error, Equatable {
@@ -106,7 +111,9 @@ public final class OIDCVerifier: Sendable {
         if let nbf = claims.nbf, nbf.value.addingTimeInterval(-leeway) > now { throw .expired }
         if let iat = claims.iat, iat.value.addingTimeInterval(-leeway) > now { throw .expired }
         guard let email = claims.email, claims.email_verified?.value == true else { throw .emailNotVerified }
-        return VerifiedIdentity(issuer: claims.iss.value, subject: claims.sub.value, email: email)
+        return VerifiedIdentity(
+            issuer: claims.iss.value, subject: claims.sub.value, email: email,
+            companies: issuer.configuration.companies.map { Set($0.compactMap(CompanyID.init)) })
     }
 
     /// The issuer's keys, loaded from its JWKS file or URL and refreshed hourly.

@@ -1,4 +1,5 @@
 import Foundation
+import UnlockITCore
 
 /// Everything the server can be told, from an optional JSON file and then the environment
 /// (`UNLOCKIT_…` variables win). See docs/operations.md for the full list.
@@ -48,14 +49,23 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var jwksURL: String?
         /// Accepted signature algorithms; `none` and HMAC are never accepted.
         public var algorithms: [String]?
+        /// The ids of the companies whose users this issuer may sign in; without it, any company's.
+        /// Required when more than one issuer is configured: an issuer vouches for every email it
+        /// signs, so one company's identity provider must not sign in another company's users.
+        public var companies: [String]?
 
-        public init(issuer: String, clientIDs: [String], jwksFile: String? = nil, jwksURL: String? = nil, algorithms: [String]? = nil) {
+        public init(
+            issuer: String, clientIDs: [String], jwksFile: String? = nil, jwksURL: String? = nil, algorithms: [String]? = nil,
+            companies: [String]? = nil
+        ) {
             self.issuer = issuer
             self.clientIDs = clientIDs
             self.jwksFile = jwksFile
             self.jwksURL = jwksURL
             self.algorithms = algorithms
+            self.companies = companies
         }
+
     }
 
     public init() {}
@@ -199,6 +209,14 @@ public struct ServerConfiguration: Sendable, Equatable {
         for issuer in oidcIssuers {
             guard !issuer.clientIDs.isEmpty, (issuer.jwksFile == nil) != (issuer.jwksURL == nil) else {
                 throw ConfigurationError("OIDC issuer \(issuer.issuer) needs client ids and exactly one of jwksFile or jwksURL")
+            }
+            if let companies = issuer.companies {
+                guard !companies.isEmpty, companies.allSatisfy({ CompanyID($0) != nil }) else {
+                    throw ConfigurationError("OIDC issuer \(issuer.issuer): companies must be one or more company ids")
+                }
+            } else if oidcIssuers.count > 1 {
+                throw ConfigurationError(
+                    "OIDC issuer \(issuer.issuer) needs companies: with more than one issuer, each names the companies it signs in")
             }
         }
     }

@@ -99,6 +99,14 @@ struct AuthController {
             services.metrics.signIn(outcome: "no_account")
             throw APIError.noAccount
         }
+        guard identity.maySignIn(user) else {
+            // Another company's identity provider vouching for this user: recorded for the user's company,
+            // answered as if there were no account, so the issuer learns nothing.
+            try await services.store.append(
+                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .issuerNotTrusted, subject: user.id))
+            services.metrics.signIn(outcome: "issuer_not_trusted")
+            throw APIError.noAccount
+        }
         return try await startSession(for: user, method: .oidc)
     }
 
