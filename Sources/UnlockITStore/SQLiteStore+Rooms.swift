@@ -41,7 +41,7 @@ extension SQLiteStore {
             room.companyID = company
             room.authorizedUsers = stored.authorizedUsers
             room.createdAt = stored.createdAt
-            if stored.name.lowercased() != room.name.lowercased() { try Self.requireUniqueName(room, db) }
+            try Self.requireUniqueName(room, db)
             try RoomRecord(room).update(db)
             try self.insertAudit(audit, db)
             return room
@@ -88,9 +88,12 @@ extension SQLiteStore {
             requiredLevel: row[4], authorizedUsers: Set(users.map(UserID.init(unchecked:))), createdAt: row[5], updatedAt: row[6])
     }
 
+    /// Another room of the company with the same name by the unique index's own comparison (SQLite's
+    /// NOCASE, which folds ASCII letters only), so that a clash is a 409 and never the index's error.
     private static func requireUniqueName(_ room: Room, _ db: Database) throws {
-        let clash = try RoomRecord.filter(Column("companyId") == room.companyID.rawValue && Column("name").collating(.nocase) == room.name)
-            .fetchCount(db)
+        let clash = try RoomRecord.filter(
+            Column("companyId") == room.companyID.rawValue && Column("name").collating(.nocase) == room.name && Column("id") != room.id.rawValue
+        ).fetchCount(db)
         guard clash == 0 else { throw StoreError.roomNameTaken }
     }
 }

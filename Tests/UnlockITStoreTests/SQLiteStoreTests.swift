@@ -92,6 +92,13 @@ import UnlockITStore
         }
         _ = try await makeRoom(a.id, "Meeting Room")
         await #expect(throws: StoreError.roomNameTaken) { _ = try await makeRoom(a.id, "meeting room") }
+        // Renaming compares as the unique index does: ASCII letters fold, other letters do not. A room
+        // may change the case of its own name; taking another room's name is a clash, not an index error.
+        let cafe = try await makeRoom(a.id, "Café")
+        let upper = try await makeRoom(a.id, "CAFÉ")
+        await #expect(throws: StoreError.roomNameTaken) { _ = try await store.updateRoom(cafe.id, in: a.id, audit: audit(a.id)) { $0.name = "CAFÉ" } }
+        await #expect(throws: StoreError.roomNameTaken) { _ = try await store.updateRoom(upper.id, in: a.id, audit: audit(a.id)) { $0.name = "meeting ROOM" } }
+        #expect(try await store.updateRoom(cafe.id, in: a.id, audit: audit(a.id)) { $0.name = "CAFé" }.name == "CAFé")
         // Another company may use the same room name.
         _ = try await makeRoom(b.id, "Meeting Room")
         let lock = Lock(id: LockID("lock-unique")!, companyID: a.id, roomID: nil, name: "L", state: .registered, createdAt: now)
