@@ -96,9 +96,12 @@ import UnlockITStore
         // may change the case of its own name; taking another room's name is a clash, not an index error.
         let cafe = try await makeRoom(a.id, "Café")
         let upper = try await makeRoom(a.id, "CAFÉ")
-        await #expect(throws: StoreError.roomNameTaken) { _ = try await store.updateRoom(cafe.id, in: a.id, audit: audit(a.id)) { $0.name = "CAFÉ" } }
-        await #expect(throws: StoreError.roomNameTaken) { _ = try await store.updateRoom(upper.id, in: a.id, audit: audit(a.id)) { $0.name = "meeting ROOM" } }
-        #expect(try await store.updateRoom(cafe.id, in: a.id, audit: audit(a.id)) { $0.name = "CAFé" }.name == "CAFé")
+        func rename(_ room: Room, _ name: String) async throws -> Room {
+            try await store.updateRoom(room.id, in: a.id, audit: audit(a.id)) { $0.name = name }
+        }
+        await #expect(throws: StoreError.roomNameTaken) { _ = try await rename(cafe, "CAFÉ") }
+        await #expect(throws: StoreError.roomNameTaken) { _ = try await rename(upper, "meeting ROOM") }
+        #expect(try await rename(cafe, "CAFé").name == "CAFé")
         // Another company may use the same room name.
         _ = try await makeRoom(b.id, "Meeting Room")
         let lock = Lock(id: LockID("lock-unique")!, companyID: a.id, roomID: nil, name: "L", state: .registered, createdAt: now)
