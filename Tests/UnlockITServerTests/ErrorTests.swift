@@ -9,6 +9,8 @@ import UnlockITStore
 /// Bad input gets a clear 4xx problem+json with a stable code, never a 5xx, and changes nothing.
 @Suite(.timeLimit(.minutes(2)))
 struct ErrorTests {
+    static let oneRow = #"{"users":[{"email":"new@b.test","name":"N","role":"employee","securityLevel":1,"oidcOnly":true}]}"#
+
     @Test func badInputIsAClearClientError() async throws {
         let harness = try Harness()
         try await harness.run { api in
@@ -43,6 +45,10 @@ struct ErrorTests {
                     #"{"users":[{"email":"a@b.test","name":"A","role":"employee","securityLevel":1},{"email":"c@b.test","name":"C","role":"employee","securityLevel":1,"enable":false}]}"#,
                     400, "unknown_field"
                 ),
+                // A dry run asked for in any other spelling is refused, not taken for a real import.
+                (.post, "/api/v1/users/import?dryRun=TRUE", Self.oneRow, 400, "invalid_field"),
+                (.post, "/api/v1/users/import?dryRun=yes", Self.oneRow, 400, "invalid_field"),
+                (.post, "/api/v1/users/import?dryRun", Self.oneRow, 400, "invalid_field"),
                 (.delete, "/api/v1/users/00000000-0000-4000-8000-000000000000", nil, 404, "user_not_found"),
                 (.delete, "/api/v1/rooms/00000000-0000-4000-8000-000000000000", nil, 404, "room_not_found"),
             ]

@@ -137,7 +137,13 @@ struct UsersController {
 
     @Sendable func importUsers(request: Request, context: AppContext) async throws -> Response {
         let admin = try context.requireIdentity().user
-        let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
+        // Anything but a plain yes or no is refused: a misspelt dry run must not import for real.
+        let dryRun: Bool
+        switch request.uri.queryParameters["dryRun"].map(String.init) {
+        case nil, "false", "0": dryRun = false
+        case "true", "1": dryRun = true
+        default: throw APIError.invalidField("dryRun", "true or false")
+        }
         let body = try await request.decodeStrict(Import.self, context: context)
         guard !body.users.isEmpty, body.users.count <= 10_000 else { throw APIError.invalidField("users", "1 to 10000 users") }
 
