@@ -27,6 +27,25 @@ import UnlockITCore
         #expect(loaded.setupCode.bytes == created.setupCode.bytes)
     }
 
+    @Test func aFleetsSecretsAreTheOwnersOnly() throws {
+        let directory = NSTemporaryDirectory() + "fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A labels file that was there before, readable by all, is made the owner's too.
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let labelsPath = LockFleet.labelsPath(directory: directory)
+        FileManager.default.createFile(atPath: labelsPath, contents: Data("old".utf8), attributes: [.posixPermissions: 0o644])
+        let labels = try LockFleet.create(directory: directory, count: 2, prefix: "lock-private")
+        #expect(try LockFleet.readPairs(labelsPath).map(\.1) == labels.map(\.1.formatted))
+        func mode(_ path: String) throws -> Int? {
+            (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+        }
+        #expect(try mode("\(directory)/flash") == 0o700)
+        #expect(try mode(labelsPath) == 0o600)
+        let fresh = directory + "/new"
+        _ = try LockFleet.create(directory: fresh, count: 1, prefix: "lock-private")
+        #expect(try mode(fresh) == 0o700)
+    }
+
     @Test func aCorruptFileIsAnErrorNotACrash() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -19,8 +19,12 @@ public final class LockFleet: Sendable {
     public static func labelsPath(directory: String) -> String { "\(directory)/labels.tsv" }
 
     /// First boot of `count` locks named `prefix-000001`…; writes their flash and the labels file.
+    /// Both hold secrets (device keys, setup codes), so only the owner may read them, as a lock's
+    /// own flash file is.
     public static func create(directory: String, count: Int, prefix: String) throws -> [(LockID, SetupCode)] {
-        try FileManager.default.createDirectory(atPath: "\(directory)/flash", withIntermediateDirectories: true)
+        for folder in [directory, "\(directory)/flash"] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         var labels: [(LockID, SetupCode)] = []
         var text = ""
         for index in 1...count {
@@ -32,8 +36,19 @@ public final class LockFleet: Sendable {
             labels.append((lock, flash.setupCode))
             text += "\(lock.rawValue)\t\(flash.setupCode.formatted)\n"
         }
-        try text.write(toFile: labelsPath(directory: directory), atomically: true, encoding: .utf8)
+        try writeOwnerOnly(text, to: labelsPath(directory: directory))
         return labels
+    }
+
+    /// Writes `text` to a file only its owner can read or write, whatever the umask or an earlier file's mode.
+    private static func writeOwnerOnly(_ text: String, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        guard fchmod(fd, 0o600) == 0, bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
     }
 
     /// Reads `lock id ⇥ secret` lines (labels or credentials files).
