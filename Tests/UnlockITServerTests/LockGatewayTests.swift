@@ -191,6 +191,21 @@ import UnlockITCore
         #expect(await outcome == .lockOffline)
     }
 
+    @Test func theLastWillEndsAnUnlockWaitingForItsTurnAtOnceToo() async throws {
+        let (gateway, link) = gateway(timeout: .seconds(10))
+        let failsafe = link.failsafe(after: .seconds(2))
+        defer { failsafe.cancel() }
+        async let first = gateway.unlock(lock, key: key)
+        _ = try await link.waitForCommand(1)
+        async let second = gateway.unlock(lock, key: key)
+        try await Task.sleep(for: .milliseconds(50))
+        gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: false).encoded()))
+        #expect(await first == .lockOffline)
+        // The one behind it does not ask a lock that is gone and wait out its timeout.
+        #expect(await second == .lockOffline)
+        #expect(link.commands.count == 1)
+    }
+
     @Test func theNextUnlockOfALockAsksAsSoonAsThePreviousRespondIsSent() async throws {
         let (gateway, link) = gateway()
         let failsafe = link.failsafe()
@@ -248,7 +263,7 @@ import UnlockITCore
         let (gateway, link) = gateway()
         let code = SetupCode.random()
         let activation = Task {
-            try await gateway.activate(lock, setupCode: .random(), pending: nil) { _ in Issue.record("a key of the wrong code was held") }
+            try await gateway.activate(lock, setupCode: .random(), pending: { nil }) { _ in Issue.record("a key of the wrong code was held") }
         }
         guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
         let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
@@ -262,7 +277,7 @@ import UnlockITCore
         let code = SetupCode.random()
         let held = Mutex<PendingPairing?>(nil)
         let first = Task {
-            try await gateway.activate(lock, setupCode: code, pending: nil) { pairing in held.withLock { $0 = pairing } }
+            try await gateway.activate(lock, setupCode: code, pending: { nil }) { pairing in held.withLock { $0 = pairing } }
         }
         guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
         let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
@@ -278,7 +293,7 @@ import UnlockITCore
 
         let pending = try #require(held.withLock { $0 })
         let second = Task {
-            try await gateway.activate(lock, setupCode: code, pending: pending) { _ in Issue.record("nothing new to hold") }
+            try await gateway.activate(lock, setupCode: code, pending: { pending }) { _ in Issue.record("nothing new to hold") }
         }
         guard case .activate(let again) = try await link.waitForCommand(4) else { throw Failure("expected activate") }
         answer(gateway, from: lock, .error(req: again, reason: .alreadyActivated))
@@ -292,12 +307,50 @@ import UnlockITCore
         #expect(try await second.value.bytes == key.bytes)
     }
 
+    @Test func anAttemptWaitingBehindAnotherFinishesWithTheKeyThatOneHeld() async throws {
+        let (gateway, link) = gateway()
+        let failsafe = link.failsafe()
+        defer { failsafe.cancel() }
+        let code = SetupCode.random()
+        // Shared by both attempts, as the store is: one holds into it, the other reads from it.
+        final class Store: Sendable { let held = Mutex<PendingPairing?>(nil) }
+        let store = Store()
+        let first = Task {
+            try await gateway.activate(lock, setupCode: code, pending: { nil }) { pairing in store.held.withLock { $0 = pairing } }
+        }
+        guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        // A second attempt arrives before the first has held anything, and waits for its turn.
+        let second = Task {
+            try await gateway.activate(lock, setupCode: code, pending: { store.held.withLock { $0 } }) { _ in Issue.record("nothing new to hold") }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
+        answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
+        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw Failure("expected a challenge") }
+        answer(gateway, from: lock, .nonce(req: challenge, nonce: .random()))
+        guard case .confirm = try await link.waitForCommand(3) else { throw Failure("expected a confirm") }
+        // The lock commits, but the first attempt's result never arrives.
+        link.fireTimers()
+        await #expect(throws: ActivationFailure.lockTimeout) { _ = try await first.value }
+
+        // The second, now with the turn, finds the lock activated and proves it holds the first's key.
+        guard case .activate(let again) = try await link.waitForCommand(4) else { throw Failure("expected activate") }
+        answer(gateway, from: lock, .error(req: again, reason: .alreadyActivated))
+        guard case .challenge(let proof) = try await link.waitForCommand(5) else { throw Failure("expected a challenge") }
+        let nonce = Block128.random()
+        answer(gateway, from: lock, .nonce(req: proof, nonce: nonce))
+        guard case .confirm(_, let response) = try await link.waitForCommand(6) else { throw Failure("expected a confirm") }
+        #expect(response == AES128.encrypt(nonce, key: key))
+        answer(gateway, from: lock, .result(req: proof, granted: true, reason: nil))
+        #expect(try await second.value.bytes == key.bytes)
+    }
+
     @Test func finishingAnEarlierAttemptNeedsItsSetupCodeAndALockHoldingItsKey() async throws {
         let (gateway, link) = gateway()
         let code = SetupCode.random()
         let pending = PendingPairing(key: key, wrappedKey: KeyWrap.wrap(key, setupCode: code, lock: lock).wrappedKey)
         func attempt(_ code: SetupCode, pending: PendingPairing?) -> Task<Key128, any Error> {
-            Task { try await gateway.activate(lock, setupCode: code, pending: pending) { _ in Issue.record("nothing to hold") } }
+            Task { try await gateway.activate(lock, setupCode: code, pending: { pending }) { _ in Issue.record("nothing to hold") } }
         }
 
         // Another code: refused before anything is asked of the lock.

@@ -119,7 +119,7 @@ struct LocksController {
         }
         let key: Key128
         do {
-            key = try await services.gateway.activate(id, setupCode: setupCode, pending: try await pendingPairing(id, in: admin.companyID)) {
+            key = try await services.gateway.activate(id, setupCode: setupCode, pending: { try await pendingPairing(id, in: admin.companyID) }) {
                 [services] pairing in
                 try await services.store.holdPendingKey(
                     id, in: admin.companyID, sealedKey: try services.sealer.seal(pairing.key, for: id), wrappedKey: pairing.wrappedKey.bytes)

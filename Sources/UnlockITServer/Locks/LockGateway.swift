@@ -104,6 +104,8 @@ public final class LockGateway: Sendable {
         defer { turn.pass() }
         // The turn may come (behind other unlocks of this lock) when there is no time left to ask.
         guard ContinuousClock.now < deadline - respondMargin else { return .lockTimeout }
+        // The lock may have gone offline while this unlock waited for its turn.
+        guard presence.isOnline(lock) else { return .lockOffline }
 
         // The respond goes out from the MQTT thread the moment the nonce arrives: one hop less
         // each way than coming back to this task between the two exchanges.
@@ -136,9 +138,13 @@ public final class LockGateway: Sendable {
     /// it was unwrapped with, the lock is asked to prove it holds the key (`confirm` on a fresh
     /// challenge, which an activated lock answers without opening) and the activation completes.
     ///
+    /// `pending` is read only once this attempt has the lock's turn, so that an attempt that waited
+    /// behind another sees the key that one held.
+    ///
     /// Throws an ``ActivationFailure``, or what `hold` throws (then nothing was sent after `activate`).
     public func activate(
-        _ lock: LockID, setupCode: SetupCode, pending: PendingPairing?, hold: @Sendable (PendingPairing) async throws -> Void
+        _ lock: LockID, setupCode: SetupCode, pending: () async throws -> PendingPairing?,
+        hold: @Sendable (PendingPairing) async throws -> Void
     ) async throws -> Key128 {
         guard link.isConnected else { throw ActivationFailure.brokerUnavailable }
         guard presence.isOnline(lock) else { throw ActivationFailure.lockOffline }
@@ -146,6 +152,7 @@ public final class LockGateway: Sendable {
         let deadline = ContinuousClock.now + timeout * 3
         guard await serializer.acquire(lock, deadline: deadline) else { throw ActivationFailure.lockTimeout }
         defer { serializer.release(lock) }
+        guard presence.isOnline(lock) else { throw ActivationFailure.lockOffline }
 
         let key: Key128
         let resuming: Bool
@@ -157,7 +164,7 @@ public final class LockGateway: Sendable {
             try await hold(PendingPairing(key: unwrapped, wrappedKey: wrapped))
             (key, resuming) = (unwrapped, false)
         case .event(.error(_, .alreadyActivated)):
-            guard let pending else { throw ActivationFailure.alreadyActivated }
+            guard let pending = try await pending() else { throw ActivationFailure.alreadyActivated }
             guard pending.matches(setupCode, lock: lock) else { throw ActivationFailure.setupCodeMismatch }
             (key, resuming) = (pending.key, true)
         case .event(.error(_, .notInPairingMode)): throw ActivationFailure.notInPairingMode
