@@ -46,6 +46,10 @@ public final class SQLiteStore: Store {
         let pool = try DatabasePool(path: path, configuration: configuration)
         self.pool = pool
         for suffix in ["", "-wal", "-shm"] { chmod(path + suffix, 0o600) }
+        let unknown = try pool.read { db in
+            try Set(Migrations.migrator.appliedIdentifiers(db)).subtracting(Migrations.migrator.migrations).sorted()
+        }
+        guard unknown.isEmpty else { throw SchemaTooNew(path: path, unknown: unknown) }
         try Migrations.migrator.migrate(pool)
         var checkpointConfiguration = Configuration()
         checkpointConfiguration.busyMode = .timeout(5)

@@ -52,6 +52,14 @@ import UnlockITStore
         #expect(try await again.company(company.id)?.name == "Reopen")
     }
 
+    @Test func aDatabaseOfANewerVersionIsRefused() throws {
+        let path = "\(directory.path)/db/unlockit.sqlite"
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v9: from the future')")
+        }
+        #expect(throws: SchemaTooNew(path: path, unknown: ["v9: from the future"])) { _ = try SQLiteStore(path: path) }
+    }
+
     @Test func theDatabaseFileIsPrivate() throws {
         let mode = try FileManager.default.attributesOfItem(atPath: "\(directory.path)/db/unlockit.sqlite")[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
