@@ -58,6 +58,7 @@ public enum UnlockITApp {
         let router = buildRouter(services: services, brokerReady: { link.isReady })
         return Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "unlockit"),
             services: [link, StoreMaintenance(store: parts.store, clock: parts.clock, logger: parts.logger)],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.httpPort) },

@@ -25,6 +25,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var bcryptQueue = 8
     /// Seconds to wait for a lock's answer.
     public var unlockTimeout = 3.0
+    /// Seconds an HTTP connection may stay silent, between requests or while sending one's head or
+    /// body, before the server closes it: slow or idle clients must not hold connections for ever.
+    public var httpIdleTimeout = 30
     public var signInFailuresPerHour = 100
     /// Consecutive failures that lock an account for ``lockoutSeconds``.
     public var lockoutThreshold = 5
@@ -100,6 +103,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var bcryptConcurrency: Int?
         var bcryptQueue: Int?
         var unlockTimeout: Double?
+        var httpIdleTimeout: Int?
         var signInFailuresPerHour: Int?
         var lockoutThreshold: Int?
         var lockoutSeconds: Int?
@@ -110,7 +114,8 @@ public struct ServerConfiguration: Sendable, Equatable {
 
         static let keys: Set<String> = [
             "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
-            "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
+            "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout", "signInFailuresPerHour", "lockoutThreshold",
+            "lockoutSeconds",
             "signInsPerClientPerMinute", "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
@@ -141,6 +146,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         bcryptConcurrency = settings.bcryptConcurrency ?? bcryptConcurrency
         bcryptQueue = settings.bcryptQueue ?? bcryptQueue
         unlockTimeout = settings.unlockTimeout ?? unlockTimeout
+        httpIdleTimeout = settings.httpIdleTimeout ?? httpIdleTimeout
         signInFailuresPerHour = settings.signInFailuresPerHour ?? signInFailuresPerHour
         lockoutThreshold = settings.lockoutThreshold ?? lockoutThreshold
         lockoutSeconds = settings.lockoutSeconds ?? lockoutSeconds
@@ -174,6 +180,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             unlockTimeout = value
         }
         signInsPerClientPerMinute = try int("UNLOCKIT_SIGN_INS_PER_CLIENT_PER_MINUTE") ?? signInsPerClientPerMinute
+        httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
         if let text = environment["UNLOCKIT_TRUSTED_PROXIES"] {
             trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
@@ -194,6 +201,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (0...10_000).contains(bcryptQueue) else { throw ConfigurationError("the bcrypt queue must be 0–10000") }
         guard (60...30 * 86400).contains(tokenLifetime) else { throw ConfigurationError("the token lifetime must be 60 s to 30 days") }
         guard (0.1...60).contains(unlockTimeout) else { throw ConfigurationError("the unlock timeout must be 0.1–60 s") }
+        guard (1...3600).contains(httpIdleTimeout) else { throw ConfigurationError("the HTTP idle timeout must be 1–3600 s") }
         guard signInFailuresPerHour >= 1, lockoutThreshold >= 1, lockoutSeconds >= 1 else {
             throw ConfigurationError("sign-in limits must be positive")
         }

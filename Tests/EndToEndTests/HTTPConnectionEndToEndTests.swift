@@ -1,0 +1,69 @@
+import Foundation
+import Glibc
+import SiteHarness
+import Testing
+
+/// The server's HTTP connections against clients that go silent.
+@Suite(.timeLimit(.minutes(2)))
+struct HTTPConnectionEndToEndTests {
+    /// A plain TCP connection to the server, for writing partial requests.
+    final class RawConnection {
+        let fd: Int32
+
+        init(port: Int) throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw HarnessError("socket() failed") }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            guard connected else { throw HarnessError("connect() failed") }
+        }
+
+        deinit { close(fd) }
+
+        func send(_ text: String) throws {
+            let bytes = Array(text.utf8)
+            guard Glibc.send(fd, bytes, bytes.count, 0) == bytes.count else { throw HarnessError("send() failed") }
+        }
+
+        /// Reads until the server closes the connection; returns what it sent and how long that took,
+        /// or nil if it was still open after `limit`.
+        func readUntilClosed(limit: Duration) -> (text: String, after: Duration)? {
+            let start = ContinuousClock.now
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while ContinuousClock.now - start < limit {
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, 100) > 0 else { continue }
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count <= 0 { return (String(decoding: received, as: UTF8.self), ContinuousClock.now - start) }
+                received += buffer[0..<count]
+            }
+            return nil
+        }
+    }
+
+    @Test("A connection silent for the idle timeout is closed, in the middle of a request or between requests")
+    func silentConnectionsAreClosed() async throws {
+        try await Site.with(serverEnvironment: ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "1"]) { site in
+            // A request's head that never ends: the connection is closed, not held.
+            let stalled = try RawConnection(port: site.server.port)
+            try stalled.send("GET /healthz HTTP/1.1\r\nHost: unlockit\r\n")
+            let cut = try #require(stalled.readUntilClosed(limit: .seconds(10)), "a half-sent request kept its connection open")
+            #expect(cut.after >= .milliseconds(900), "closed after \(cut.after), before the idle timeout")
+
+            // A keep-alive connection whose client has nothing more to ask: answered, then closed.
+            let idle = try RawConnection(port: site.server.port)
+            try idle.send("GET /healthz HTTP/1.1\r\nHost: unlockit\r\n\r\n")
+            let answered = try #require(idle.readUntilClosed(limit: .seconds(10)), "an idle connection was kept open")
+            #expect(answered.text.hasPrefix("HTTP/1.1 200"), "\(answered.text)")
+
+            // Requests that keep coming are served as before.
+            #expect(try await site.api.get("/healthz").status == 200)
+        }
+    }
+}
