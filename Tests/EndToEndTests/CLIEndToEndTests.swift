@@ -50,6 +50,7 @@ struct CLIEndToEndTests {
             "wrongCode": "Error: The setup code does not match the lock; nothing was stored.", "line3": "Line 3: not a valid email address",
             "nothingImported": "1 rows were rejected, so nothing was imported.", "dryRun": "Dry run: 2 users would be created.",
             "activated": "Activated lock-cli.", "usage": "Error: The command could not be understood.",
+            "otherServer": "Error: You are signed in to", "notRevoked": "the session stays valid on it until",
         ],
         "da": [
             "signedIn": "Logget ind som admin@acme.test (administrator)", "firstLogin": "Dette er dit første login: vælg din egen adgangskode.",
@@ -63,6 +64,7 @@ struct CLIEndToEndTests {
             "wrongCode": "Fejl: Opsætningskoden passer ikke til låsen; intet blev gemt.", "line3": "Linje 3: ikke en gyldig e-mailadresse",
             "nothingImported": "1 rækker blev afvist, så intet blev importeret.", "dryRun": "Prøvekørsel: 2 brugere ville blive oprettet.",
             "activated": "lock-cli er aktiveret.", "usage": "Fejl: Kommandoen kunne ikke forstås.",
+            "otherServer": "Fejl: Du er logget ind på", "notRevoked": "sessionen er gyldig på den indtil",
         ],
     ]
 
@@ -210,6 +212,15 @@ struct CLIEndToEndTests {
                 .status == 0)
             #expect(try await admin.run(["whoami"]).status == 0)
 
+            // The session's token goes only to the server that issued it: another server, named by
+            // --server or UNLOCKIT_SERVER, is refused before anything is sent (a refused connection
+            // would be 7). The same server written with a trailing slash is the same server.
+            let elsewhere = try await admin.run(["--server", "http://127.0.0.1:1", "whoami"])
+            #expect(elsewhere.status == 3, "\(elsewhere)")
+            #expect(elsewhere.stderr.contains(t["otherServer"]!), "\(elsewhere)")
+            #expect(try await admin.run(["whoami"], environment: ["UNLOCKIT_SERVER": "http://127.0.0.1:1"]).status == 3)
+            #expect(try await admin.run(["--server", server + "/", "whoami"]).status == 0)
+
             // Readable by others: refused with the way to fix it.
             chmod(admin.credentialsPath, 0o644)
             let exposed = try await admin.run(["whoami"])
@@ -229,6 +240,16 @@ struct CLIEndToEndTests {
 
             // Logout forgets the session.
             #expect(try await admin.run(["logout"]).status == 0)
+            #expect(!FileManager.default.fileExists(atPath: admin.credentialsPath))
+
+            // With the server gone, logout still forgets the session here, and says it lives on there.
+            #expect(
+                try await admin.run(["login", "--server", server, "--email", "admin@files.test", "--password-stdin"], stdin: ["a brand new one!"])
+                    .status == 0)
+            await site.server.stop()
+            let stranded = try await admin.run(["logout"])
+            #expect(stranded.status == 7, "\(stranded)")
+            #expect(stranded.stderr.contains(t["notRevoked"]!), "\(stranded)")
             #expect(!FileManager.default.fileExists(atPath: admin.credentialsPath))
         }
     }

@@ -15,10 +15,23 @@ struct Logout: AsyncParsableCommand {
             Terminal.line(l("logout.not_signed_in"))
             return
         }
-        // Revoke on the server if it can be reached; forget locally in any case.
-        let api = ServerAPI(baseURL: try context.serverURL(stored: credentials), token: credentials.token, l: l)
-        try? await api.perform("POST", "/api/v1/auth/sign-out")
+        // Revoke on the server that issued the session, whatever --server says; forget locally in any
+        // case. A server that cannot be reached leaves the session valid until it expires: say so.
+        let api = ServerAPI(baseURL: credentials.server, token: credentials.token, l: l)
+        var reached = true
+        do {
+            try await api.perform("POST", "/api/v1/auth/sign-out")
+        } catch let error as CLIError where error.status == .serverUnreachable {
+            reached = false
+        } catch {
+            // The server answered: the session is ended now, or was already.
+        }
         Credentials.remove()
+        guard reached else {
+            throw CLIError(
+                l("logout.not_revoked", credentials.email, context.date(credentials.expiresAt)), hint: l("hint.server_unreachable"),
+                status: .serverUnreachable)
+        }
         Terminal.line(l("logout.done", credentials.email))
     }
 }

@@ -21,6 +21,10 @@ struct CommandContext: Sendable {
         guard let url = serverOption ?? environment["UNLOCKIT_SERVER"] ?? stored?.server else {
             throw CLIError(l("error.no_server"), hint: l("hint.no_server"), status: .usage)
         }
+        return try normalized(url)
+    }
+
+    private func normalized(_ url: String) throws -> String {
         var trimmed = url
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         guard let parsed = URL(string: trimmed), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
@@ -29,7 +33,18 @@ struct CommandContext: Sendable {
         return trimmed
     }
 
-    /// The API with the stored session; refuses when there is none or it has expired.
+    /// The server that issued the stored session. A session's token goes to that server only: when
+    /// `--server` or `UNLOCKIT_SERVER` names another, the command is refused before anything is sent.
+    func sessionServer(_ credentials: Credentials) throws -> String {
+        let issuer = try normalized(credentials.server)
+        let asked = try serverURL(stored: credentials)
+        guard asked.lowercased() == issuer.lowercased() else {
+            throw CLIError(l("error.other_server", issuer, asked), hint: l("hint.other_server", asked), status: .notSignedIn)
+        }
+        return issuer
+    }
+
+    /// The API with the stored session; refuses when there is none, it has expired, or it is another server's.
     func signedIn() throws -> (api: ServerAPI, credentials: Credentials) {
         guard let credentials = try Credentials.load(l) else {
             throw CLIError(l("error.not_signed_in"), hint: l("hint.log_in_again"), status: .notSignedIn)
@@ -37,7 +52,7 @@ struct CommandContext: Sendable {
         guard credentials.expiresAt > Date() else {
             throw CLIError(l("error.unauthenticated"), hint: l("hint.unauthenticated"), status: .notSignedIn)
         }
-        return (ServerAPI(baseURL: try serverURL(stored: credentials), token: credentials.token, l: l), credentials)
+        return (ServerAPI(baseURL: try sessionServer(credentials), token: credentials.token, l: l), credentials)
     }
 
     /// Prints `value` as JSON (sorted keys, ISO 8601 dates) for scripts.
