@@ -20,6 +20,9 @@ struct ServerAPI: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .seconds(5), read: nil)
         configuration.connectionPool.retryConnectionEstablishment = false
+        // A redirect would send the request again, body and all (a password, an import), to wherever
+        // the answer points; the server never redirects, so none is followed.
+        configuration.redirectConfiguration = .disallow
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 

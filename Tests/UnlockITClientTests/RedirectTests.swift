@@ -1,0 +1,66 @@
+import Foundation
+import Glibc
+import Testing
+import UnlockITLocalization
+
+@testable import UnlockITClient
+
+/// The CLI's HTTP client against a server that answers with a redirect.
+@Suite(.timeLimit(.minutes(1)))
+struct RedirectTests {
+    /// A one-connection TCP listener on 127.0.0.1 that answers each connection with `reply` and
+    /// counts the connections it accepted.
+    final class Listener: @unchecked Sendable {
+        // @unchecked: `accepted` is read and written under `lock`; the descriptor is set once.
+        let fd: Int32
+        let port: Int
+        private let lock = NSLock()
+        private var acceptedCount = 0
+        var accepted: Int { lock.withLock { acceptedCount } }
+
+        init(reply: @escaping @Sendable (Int) -> String) throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            guard fd >= 0, bound, listen(fd, 4) == 0 else { throw CLIError("listener") }
+            self.fd = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+            Thread.detachNewThread { [self] in
+                while true {
+                    let client = Glibc.accept(fd, nil, nil)
+                    guard client >= 0 else { return }
+                    lock.withLock { acceptedCount += 1 }
+                    var buffer = [UInt8](repeating: 0, count: 8192)
+                    _ = recv(client, &buffer, buffer.count, 0)
+                    let answer = Array(reply(port).utf8)
+                    _ = Glibc.send(client, answer, answer.count, 0)
+                    close(client)
+                }
+            }
+        }
+
+        func stop() { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+    }
+
+    @Test func aRedirectIsNotFollowedSoTheBodyGoesNowhereElse() async throws {
+        let elsewhere = try Listener { _ in "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}" }
+        defer { elsewhere.stop() }
+        let target = elsewhere.port
+        let redirecting = try Listener { _ in
+            "HTTP/1.1 308 Permanent Redirect\r\nLocation: http://127.0.0.1:\(target)/api/v1/auth/sign-in\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        }
+        defer { redirecting.stop() }
+
+        let api = ServerAPI(baseURL: "http://127.0.0.1:\(redirecting.port)", token: nil, l: Localizer(.english))
+        struct Body: Encodable { var email = "a@b.test", password = "my secret password" }
+        await #expect(throws: CLIError.self) { try await api.perform("POST", "/api/v1/auth/sign-in", Body()) }
+        #expect(redirecting.accepted == 1)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(elsewhere.accepted == 0, "the request, password and all, was sent on to where the redirect pointed")
+    }
+}
