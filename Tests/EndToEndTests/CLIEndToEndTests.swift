@@ -51,6 +51,7 @@ struct CLIEndToEndTests {
             "nothingImported": "1 rows were rejected, so nothing was imported.", "dryRun": "Dry run: 2 users would be created.",
             "activated": "Activated lock-cli.", "usage": "Error: The command could not be understood.",
             "otherServer": "Error: You are signed in to", "notRevoked": "the session stays valid on it until",
+            "insecure": "is plain http to another machine",
         ],
         "da": [
             "signedIn": "Logget ind som admin@acme.test (administrator)", "firstLogin": "Dette er dit første login: vælg din egen adgangskode.",
@@ -65,6 +66,7 @@ struct CLIEndToEndTests {
             "nothingImported": "1 rækker blev afvist, så intet blev importeret.", "dryRun": "Prøvekørsel: 2 brugere ville blive oprettet.",
             "activated": "lock-cli er aktiveret.", "usage": "Fejl: Kommandoen kunne ikke forstås.",
             "otherServer": "Fejl: Du er logget ind på", "notRevoked": "sessionen er gyldig på den indtil",
+            "insecure": "er almindelig http til en anden maskine",
         ],
     ]
 
@@ -203,6 +205,11 @@ struct CLIEndToEndTests {
                 ["login", "--server", "http://127.0.0.1:1", "--email", "a@b.test", "--password-stdin"], stdin: ["x"])
             #expect(unreachable.status == 7)
             #expect(unreachable.stderr.contains(t["unreachable"]!))
+            // Plain http to another machine is refused before a password is asked for or sent.
+            let insecure = try await admin.run(
+                ["login", "--server", "http://doors.example.com", "--email", "a@b.test", "--password-stdin"], stdin: ["x"])
+            #expect(insecure.status == 64, "\(insecure)")
+            #expect(insecure.stderr.contains(t["insecure"]!), "\(insecure)")
 
             let initial = try await site.server.bootstrap(company: "Files", adminEmail: "admin@files.test")
             #expect(

@@ -19,6 +19,13 @@ import Testing
         #expect(table.rendered == "Name        Niveau\nÅse Ørsted  3\nBo          12")
     }
 
+    @Test func plainHTTPIsOnlyForThisMachine() {
+        for host in ["localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"] { #expect(CommandContext.isLoopback(host), "\(host)") }
+        for host in ["doors.example.com", "10.0.0.1", "128.0.0.1", "127.0.0.1.example.com", "127.0.0", "localhost.example.com", "::2"] {
+            #expect(!CommandContext.isLoopback(host), "\(host)")
+        }
+    }
+
     @Test func lockIDsAreToldFromRoomNames() {
         #expect(LockIDShape.matches("lock-front-door"))
         #expect(!LockIDShape.matches("Meeting room"))

@@ -24,13 +24,28 @@ struct CommandContext: Sendable {
         return try normalized(url)
     }
 
+    /// The URL without trailing slashes. Plain `http` only to this machine: elsewhere it would carry
+    /// passwords and tokens in the clear.
     private func normalized(_ url: String) throws -> String {
         var trimmed = url
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
-        guard let parsed = URL(string: trimmed), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
+        guard let parsed = URL(string: trimmed), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            let host = parsed.host
+        else {
             throw CLIError(l("error.bad_server_url", url), hint: l("hint.no_server"), status: .usage)
         }
+        guard scheme == "https" || Self.isLoopback(host) else {
+            throw CLIError(l("error.insecure_server", url), hint: l("hint.insecure_server"), status: .usage)
+        }
         return trimmed
+    }
+
+    /// `localhost`, 127.0.0.0/8 or ::1.
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        if bare == "localhost" || bare == "::1" { return true }
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// The server that issued the stored session. A session's token goes to that server only: when
