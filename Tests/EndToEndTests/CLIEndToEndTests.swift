@@ -261,6 +261,30 @@ struct CLIEndToEndTests {
         }
     }
 
+    @Test("Rooms named alike: the exact name wins; a name that could be several rooms is refused and changes nothing")
+    func roomsNamedAlike() async throws {
+        try await Site.with() { site in
+            let server = "http://127.0.0.1:\(site.server.port)"
+            let admin = Person(home: "\(site.directory.path)/home", language: "en")
+            let initial = try await site.server.bootstrap(company: "Alike", adminEmail: "admin@alike.test")
+            let login = try await admin.run(
+                ["login", "--server", server, "--email", "admin@alike.test", "--password-stdin"], stdin: [initial, "a brand new one!"])
+            #expect(login.status == 0, "\(login)")
+            // SQLite's NOCASE folds ASCII only, so the server keeps these two apart.
+            for name in ["Mødelokale", "MØDELOKALE"] {
+                let added = try await admin.run(["rooms", "add", name, "--type", "meeting", "--level", "1"])
+                #expect(added.status == 0, "\(added)")
+            }
+            let ambiguous = try await admin.run(["rooms", "remove", "mødelokale", "--yes"])
+            #expect(ambiguous.status == 1, "\(ambiguous)")
+            #expect(ambiguous.stderr.contains("could be any of these rooms"), "\(ambiguous)")
+            let removed = try await admin.run(["rooms", "remove", "Mødelokale", "--yes"])
+            #expect(removed.status == 0, "\(removed)")
+            let left = try await admin.run(["rooms", "list", "--json"])
+            #expect(left.items.compactMap { $0["name"] as? String } == ["MØDELOKALE"], "\(left)")
+        }
+    }
+
     @Test("users import: one bad row imports nothing and names its line; --dry-run changes nothing", arguments: ["en", "da"])
     func importUsers(language: String) async throws {
         let t = Self.text[language]!

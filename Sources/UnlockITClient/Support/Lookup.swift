@@ -17,8 +17,20 @@ struct Lookup {
     func room(_ reference: String) async throws -> RoomModel {
         if RoomID(reference) != nil { return try await api.get("/api/v1/rooms/\(reference.lowercased())") }
         let rooms: ItemsModel<RoomModel> = try await api.get("/api/v1/rooms")
-        guard let room = rooms.items.first(where: { $0.name.caseInsensitiveCompare(reference.trimmingCharacters(in: .whitespaces)) == .orderedSame })
-        else { throw CLIError(api.l("error.no_such_room", reference), hint: api.l("hint.list_rooms"), status: .failure) }
+        let name = reference.trimmingCharacters(in: .whitespaces)
+        // The exact name first; then one that differs only in case. Rooms whose names differ only in
+        // the case of letters beyond ASCII may both exist, and guessing between them could change
+        // or remove the wrong one.
+        if let exact = rooms.items.first(where: { $0.name == name }) { return exact }
+        let alike = rooms.items.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        guard let room = alike.first else {
+            throw CLIError(api.l("error.no_such_room", reference), hint: api.l("hint.list_rooms"), status: .failure)
+        }
+        guard alike.count == 1 else {
+            throw CLIError(
+                api.l("error.ambiguous_room", reference, alike.map(\.name).joined(separator: ", ")), hint: api.l("hint.ambiguous_room"),
+                status: .failure)
+        }
         return room
     }
 
