@@ -1,4 +1,5 @@
 import Testing
+import UnlockITLocalization
 
 @testable import UnlockITClient
 
@@ -17,6 +18,19 @@ import Testing
         table.add(["Åse Ørsted", "3"])
         table.add(["Bo", "12"])
         #expect(table.rendered == "Name        Niveau\nÅse Ørsted  3\nBo          12")
+    }
+
+    @Test func importFilesFromSpreadsheets() throws {
+        let l = Localizer(.english)
+        // A byte-order mark, a blank row exported as commas, a line of spaces, and a password with spaces kept as written.
+        let text = "\u{FEFF}email,name,role,level,password\r\n,,,,\r\n   \r\na@x.dk, Ann ,employee,1,\"  long passphrase  \"\r\n"
+        let (rows, lines, rejections) = try Users.Import.parse(text, l)
+        #expect(rejections.isEmpty, "\(rejections)")
+        #expect(lines == [4])
+        #expect(rows.map(\.name) == ["Ann"])
+        #expect(rows.map(\.password) == ["  long passphrase  "])
+        // A column given twice is refused, not half ignored.
+        #expect(throws: CLIError.self) { _ = try Users.Import.parse("email,name,role,level,level\na@x.dk,A,employee,1,5\n", l) }
     }
 
     @Test func plainHTTPIsOnlyForThisMachine() {

@@ -82,7 +82,11 @@ extension Users {
 
         /// Reads and checks every row. Returns the rows, each row's line number, and the rejections.
         static func parse(_ text: String, _ l: Localizer) throws -> ([Row], [Int], [Rejection]) {
-            let records = CSV.rows(text)
+            // A spreadsheet's "CSV UTF-8" starts with a byte-order mark; rows it exports for blank lines
+            // are only commas (or spaces): both are noise, not data.
+            let records = CSV.rows(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text).filter { record in
+                !record.fields.allSatisfy { $0.trimmingCharacters(in: .whitespaces).isEmpty }
+            }
             guard let header = records.first else { throw CLIError(l("error.empty_file"), hint: l("hint.import_format"), status: .failure) }
             let columns = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             for required in ["email", "name", "role", "level"] where !columns.contains(required) {
@@ -91,6 +95,9 @@ extension Users {
             if let unknown = columns.first(where: { !["email", "name", "role", "level", "password"].contains($0) }) {
                 throw CLIError(l("error.unknown_column", unknown), hint: l("hint.import_format"), status: .failure)
             }
+            if let twice = columns.first(where: { column in columns.filter { $0 == column }.count > 1 }) {
+                throw CLIError(l("error.duplicate_column", twice), hint: l("hint.import_format"), status: .failure)
+            }
             var rows: [Row] = []
             var lines: [Int] = []
             var rejections: [Rejection] = []
@@ -98,10 +105,12 @@ extension Users {
             var progress = Progress(label: l("import.checking"), total: records.count - 1)
             for (index, record) in records.dropFirst().enumerated() {
                 defer { progress.update(index + 1) }
+                /// The column's field, trimmed unless it is the password, which is taken as written.
                 func value(_ column: String) -> String? {
                     guard let position = columns.firstIndex(of: column), position < record.fields.count else { return nil }
-                    let field = record.fields[position].trimmingCharacters(in: .whitespaces)
-                    return field.isEmpty ? nil : field
+                    let field = record.fields[position]
+                    let trimmed = field.trimmingCharacters(in: .whitespaces)
+                    return trimmed.isEmpty ? nil : column == "password" ? field : trimmed
                 }
                 func reject(_ field: String, _ reason: RowReason) {
                     rejections.append(Rejection(line: record.line, field: field, reason: reason.rawValue))
