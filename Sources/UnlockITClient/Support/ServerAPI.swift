@@ -106,11 +106,25 @@ struct ServerAPI: Sendable {
             let problem = try? Self.decoder.decode(Problem.self, from: data)
             if raw { throw Failure(status: Int(response.status.code), problem: problem) }
             guard let problem else {
-                throw CLIError(l("error.http_status", Int(response.status.code)), hint: l("hint.bad_response"), status: .failure)
+                // Not the server's own answer (a proxy's, most likely): its status still says which kind of failure.
+                throw CLIError(
+                    l("error.http_status", Int(response.status.code)), hint: l("hint.bad_response"), status: Self.exitStatus(response.status.code))
             }
             throw CLIError.problem(problem.code, reason: problem.reason, detail: problem.detail, l)
         }
         return data
+    }
+}
+
+extension ServerAPI {
+    /// The exit status for an error answer without a problem document.
+    static func exitStatus(_ code: UInt) -> ExitStatus {
+        switch code {
+        case 401: .notSignedIn
+        case 403: .forbidden
+        case 502, 503, 504: .serverUnreachable
+        default: .failure
+        }
     }
 }
 

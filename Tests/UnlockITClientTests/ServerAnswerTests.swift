@@ -5,9 +5,9 @@ import UnlockITLocalization
 
 @testable import UnlockITClient
 
-/// The CLI's HTTP client against a server that answers with a redirect.
+/// The CLI's HTTP client against answers the UnlockIT server never gives: a redirect, a proxy's error page.
 @Suite(.timeLimit(.minutes(1)))
-struct RedirectTests {
+struct ServerAnswerTests {
     /// A one-connection TCP listener on 127.0.0.1 that answers each connection with `reply` and
     /// counts the connections it accepted.
     final class Listener: @unchecked Sendable {
@@ -62,5 +62,23 @@ struct RedirectTests {
         #expect(redirecting.accepted == 1)
         try await Task.sleep(for: .milliseconds(200))
         #expect(elsewhere.accepted == 0, "the request, password and all, was sent on to where the redirect pointed")
+    }
+
+    @Test func aProxysErrorPageExitsWithWhatItMeans() async throws {
+        for (code, status) in [
+            (502, ExitStatus.serverUnreachable), (503, .serverUnreachable), (401, .notSignedIn), (403, .forbidden), (418, .failure),
+        ] {
+            let proxy = try Listener { _ in
+                "HTTP/1.1 \(code) Whatever\r\nContent-Type: text/html\r\nContent-Length: 6\r\nConnection: close\r\n\r\n<html>"
+            }
+            defer { proxy.stop() }
+            let api = ServerAPI(baseURL: "http://127.0.0.1:\(proxy.port)", token: nil, l: Localizer(.english))
+            do {
+                try await api.perform("GET", "/api/v1/me")
+                Issue.record("HTTP \(code) was taken for success")
+            } catch let error as CLIError {
+                #expect(error.status == status, "HTTP \(code): \(error)")
+            }
+        }
     }
 }
