@@ -356,10 +356,11 @@ struct LockProtocolEndToEndTests {
             #expect(try await lock.stats()["openings"] == 1)
 
             await site.broker.stop()
-            // During the outage the server answers at once and queues nothing.
+            // During the outage the server answers at once and queues nothing, and its log says why.
             let during = try await site.unlock(lock.id)
             #expect([503, 504].contains(during.status))
-            try await Task.sleep(for: .milliseconds(300))
+            _ = try await site.server.process.waitForLine(containing: "lost the connection to the MQTT broker")
+            _ = try await site.server.process.waitForLine(containing: "not connected to the MQTT broker")
             try await site.broker.restart(downtime: .zero)
 
             try await lock.process!.waitForLine(containing: "lost the broker")

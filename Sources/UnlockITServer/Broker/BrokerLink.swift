@@ -36,6 +36,7 @@ public final class BrokerLink: Service, Sendable {
             readsInBursts: true)
         let router = Router()
         let readyFlag = self.readyFlag
+        let stopping = self.stopping
         client = try MQTTClient(
             configuration: configuration, delivery: .handler { router.route($0) }, logger: logger,
             onConnectionEvent: { router.connectionChanged($0) })
@@ -45,7 +46,12 @@ public final class BrokerLink: Service, Sendable {
             gateway: gateway, accounts: accounts,
             onConnectionChange: { [username, logger, accounts] connected in
                 readyFlag.set(false)
-                guard connected else { return }
+                guard connected else {
+                    if !stopping.value {
+                        logger.warning("lost the connection to the MQTT broker; unlocks answer 503 broker_unavailable until it is back")
+                    }
+                    return
+                }
                 // Every (re)connect: make sure the server may still command the locks (idempotent).
                 Task {
                     do {
@@ -62,20 +68,40 @@ public final class BrokerLink: Service, Sendable {
         self.logger = logger
     }
 
+    private let stopping = Flag()
+
     /// Whether unlocks can reach the locks now.
     public var isReady: Bool { readyFlag.value && client.isConnected }
 
     public func run() async throws {
         client.start()
-        logger.info("connecting to the MQTT broker", metadata: ["broker": "\(client.configuration.host):\(client.configuration.port)"])
-        // Persist presence changes once a second until shutdown.
+        let broker = "\(client.configuration.host):\(client.configuration.port)"
+        logger.info("connecting to the MQTT broker", metadata: ["broker": "\(broker)"])
+        // Persist presence changes once a second until shutdown, and say so while the broker cannot
+        // be reached: 5 s after losing it (or after the start), then once a minute.
+        var unreadySince: ContinuousClock.Instant? = .now
+        var warned: ContinuousClock.Instant?
         await withGracefulShutdownHandler {
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 try? await Task.sleep(for: .seconds(1))
                 await flushPresence()
+                let now = ContinuousClock.now
+                guard !isReady else {
+                    (unreadySince, warned) = (nil, nil)
+                    continue
+                }
+                let since = unreadySince ?? now
+                unreadySince = since
+                if now - since >= .seconds(5), warned.map({ now - $0 >= .seconds(60) }) ?? true {
+                    warned = now
+                    logger.warning(
+                        "not connected to the MQTT broker; unlocks answer 503 broker_unavailable",
+                        metadata: ["broker": "\(broker)", "for": "\((now - since).components.seconds) s"])
+                }
             }
         } onGracefulShutdown: {
         }
+        stopping.set(true)
         await flushPresence()
         await client.shutdown()
         logger.info("disconnected from the MQTT broker")
