@@ -41,10 +41,6 @@ struct Serve: AsyncParsableCommand {
 
     /// Unlock audit events are queued, not awaited: the last ones are written before the process ends.
     static func writeQueuedAudit(_ store: SQLiteStore, _ logger: Logger) async {
-        do {
-            try await store.flushAudit()
-        } catch {
-            logger.error("could not write the last audit events", metadata: ["error": "\(error)"])
-        }
+        await FinalAuditFlush.run(logger: logger) { try await store.flushAudit() }
     }
 }
