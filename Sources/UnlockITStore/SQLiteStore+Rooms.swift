@@ -17,16 +17,35 @@ extension SQLiteStore {
 
     public func rooms(in company: CompanyID) async throws -> [Room] {
         try read { db in
-            let records = try RoomRecord.filter(Column("companyId") == company.rawValue).order(Column("name")).fetchAll(db)
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT a.roomId, a.userId FROM roomAuthorization a JOIN room r ON r.id = a.roomId WHERE r.companyId = ?
-                    """, arguments: [company.rawValue])
-            var authorized: [String: Set<UserID>] = [:]
-            for row in rows { authorized[row["roomId"], default: []].insert(UserID(unchecked: row["userId"])) }
-            return records.map { $0.room(authorizedUsers: authorized[$0.id] ?? []) }
+            try Self.fetchRooms(
+                in: company, db,
+                authorizations: "SELECT a.roomId, a.userId FROM roomAuthorization a JOIN room r ON r.id = a.roomId WHERE r.companyId = ?",
+                [company.rawValue])
         }
+    }
+
+    public func rooms(in company: CompanyID, authorizationsOf user: UserID) async throws -> [Room] {
+        try read { db in
+            try Self.fetchRooms(
+                in: company, db,
+                authorizations: """
+                    SELECT a.roomId, a.userId FROM roomAuthorization a JOIN room r ON r.id = a.roomId
+                    WHERE r.companyId = ? AND a.userId = ?
+                    """,
+                [company.rawValue, user.rawValue])
+        }
+    }
+
+    /// The company's rooms by name, with the authorizations `sql` selects (roomId, userId).
+    private static func fetchRooms(in company: CompanyID, _ db: Database, authorizations sql: String, _ arguments: StatementArguments) throws
+        -> [Room]
+    {
+        let records = try RoomRecord.filter(Column("companyId") == company.rawValue).order(Column("name")).fetchAll(db)
+        var authorized: [String: Set<UserID>] = [:]
+        for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
+            authorized[row["roomId"], default: []].insert(UserID(unchecked: row["userId"]))
+        }
+        return records.map { $0.room(authorizedUsers: authorized[$0.id] ?? []) }
     }
 
     public func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws

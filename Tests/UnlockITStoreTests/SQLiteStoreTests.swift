@@ -119,6 +119,22 @@ import UnlockITStore
         await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(other) }
     }
 
+    @Test func roomsForOneUsersAccessCarryOnlyThatUsersAuthorizations() async throws {
+        let (company, admin) = try await makeCompany("Zeta")
+        let other = makeUser(company.id, "other@zeta.test")
+        try await store.createUser(other, passwordHash: nil, audit: audit(company.id))
+        let shared = try await makeRoom(company.id, "Shared")
+        let theirs = try await makeRoom(company.id, "Theirs")
+        for (user, room) in [(admin.id, shared.id), (other.id, shared.id), (other.id, theirs.id)] {
+            try await store.setAuthorization(user: user, room: room, in: company.id, authorized: true, audit: audit(company.id))
+        }
+        let all = try await store.rooms(in: company.id)
+        #expect(all.map(\.authorizedUsers) == [[admin.id, other.id], [other.id]])
+        let admins = try await store.rooms(in: company.id, authorizationsOf: admin.id)
+        #expect(admins.map(\.name) == ["Shared", "Theirs"])
+        #expect(admins.map(\.authorizedUsers) == [[admin.id], []])
+    }
+
     @Test func theLastAdminStays() async throws {
         let (company, admin) = try await makeCompany("Epsilon")
         await #expect(throws: StoreError.lastAdmin) {

@@ -33,6 +33,9 @@ public protocol Store: Sendable {
     func createRoom(_ room: Room, audit: AuditEvent) async throws
     func room(_ id: RoomID, in company: CompanyID) async throws -> Room?
     func rooms(in company: CompanyID) async throws -> [Room]
+    /// The company's rooms with each authorized list cut down to `user` (whether they are on it):
+    /// what deciding one user's access needs, without reading every room's whole list.
+    func rooms(in company: CompanyID, authorizationsOf user: UserID) async throws -> [Room]
     /// Applies `change` to the room as stored, in one write transaction, and returns the room as
     /// saved; only the editable fields are kept (name, description, type, bookable, level, updatedAt).
     func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws -> Room

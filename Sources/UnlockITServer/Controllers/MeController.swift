@@ -94,7 +94,8 @@ struct MeController {
     @Sendable func access(request: Request, context: AppContext) async throws -> ListResponse<AccessEntry> {
         let user = try context.requireIdentity().user
         let locks = try await services.store.locks(in: user.companyID).filter { $0.state != .retired }
-        let rooms = Dictionary(uniqueKeysWithValues: try await services.store.rooms(in: user.companyID).map { ($0.id, $0) })
+        let rooms = Dictionary(
+            uniqueKeysWithValues: try await services.store.rooms(in: user.companyID, authorizationsOf: user.id).map { ($0.id, $0) })
         let entries = locks.map { lock in
             let room = lock.roomID.flatMap { rooms[$0] }
             let decision = AccessRule.decide(user: user, lock: lock, room: room)
