@@ -234,6 +234,13 @@ struct CLIEndToEndTests {
             #expect(exposed.status == 78)
             #expect(exposed.stderr.contains(t["exposed"]!) && exposed.stderr.contains(t["chmod"]!))
             chmod(admin.credentialsPath, 0o600)
+            // A symbolic link in its place is refused, not followed, even to a private file.
+            let moved = admin.credentialsPath + ".moved"
+            #expect(rename(admin.credentialsPath, moved) == 0 && symlink(moved, admin.credentialsPath) == 0)
+            #expect(try await admin.run(["whoami"]).status == 78)
+            #expect(unlink(admin.credentialsPath) == 0 && rename(moved, admin.credentialsPath) == 0)
+            // A folder someone widened is narrowed again by the next sign-in's save.
+            chmod("\(admin.home)/unlockit", 0o755)
 
             // A session the server no longer accepts (signed out elsewhere) gives the "log in again" message.
             let stored =
@@ -253,6 +260,8 @@ struct CLIEndToEndTests {
             #expect(
                 try await admin.run(["login", "--server", server, "--email", "admin@files.test", "--password-stdin"], stdin: ["a brand new one!"])
                     .status == 0)
+            let folder = try FileManager.default.attributesOfItem(atPath: "\(admin.home)/unlockit")[.posixPermissions] as? NSNumber
+            #expect(folder?.intValue == 0o700)
             await site.server.stop()
             let stranded = try await admin.run(["logout"])
             #expect(stranded.status == 7, "\(stranded)")

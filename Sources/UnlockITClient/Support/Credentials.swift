@@ -32,17 +32,31 @@ struct Credentials: Codable, Sendable, Equatable {
         return (encoder, decoder)
     }
 
-    /// The stored session, `nil` if there is none. Throws if the file is readable by others or unreadable.
+    /// The stored session, `nil` if there is none. Throws if the file is readable by others, is not
+    /// the user's own regular file (a symbolic link is refused, not followed), or is unreadable.
+    /// The checks and the read are on one open descriptor, so the file cannot be swapped between them.
     static func load(_ l: Localizer) throws(CLIError) -> Credentials? {
         let path = Self.path()
+        let exposed = CLIError(l("error.credentials_exposed", path), hint: l("hint.credentials_exposed", path), status: .insecureCredentials)
+        let unreadable = CLIError(l("error.credentials_unreadable", path), hint: l("hint.credentials_unreadable", path), status: .failure)
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw errno == ELOOP ? exposed : unreadable
+        }
+        defer { close(fd) }
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        guard info.st_mode & 0o077 == 0, info.st_uid == getuid() else {
-            throw CLIError(l("error.credentials_exposed", path), hint: l("hint.credentials_exposed", path), status: .insecureCredentials)
+        guard fstat(fd, &info) == 0 else { throw unreadable }
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0, info.st_uid == getuid() else { throw exposed }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            guard count >= 0, data.count <= 1 << 20 else { throw unreadable }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[0..<count])
         }
-        guard let data = FileManager.default.contents(atPath: path), let credentials = try? coder.1.decode(Credentials.self, from: data) else {
-            throw CLIError(l("error.credentials_unreadable", path), hint: l("hint.credentials_unreadable", path), status: .failure)
-        }
+        guard let credentials = try? coder.1.decode(Credentials.self, from: data) else { throw unreadable }
         return credentials
     }
 
@@ -56,16 +70,23 @@ struct Credentials: Codable, Sendable, Equatable {
         } catch {
             throw failure
         }
+        // A folder made earlier with a wider mode is narrowed; one that is not the user's is not used.
+        var folder = stat()
+        guard lstat(directory, &folder) == 0, folder.st_mode & S_IFMT == S_IFDIR, folder.st_uid == getuid() else { throw failure }
+        if folder.st_mode & 0o077 != 0 { chmod(directory, 0o700) }
         guard let data = try? Self.coder.0.encode(self) else { throw failure }
-        let temporary = path + ".tmp"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        // A name of its own, so that two sign-ins at once cannot write into or remove each other's file.
+        let temporary = "\(path).\(getpid()).\(UInt32.random(in: .min ... .max)).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure }
         fchmod(fd, 0o600)
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         fsync(fd)
         close(fd)
-        guard written == data.count, rename(temporary, path) == 0 else { throw failure }
+        guard written == data.count, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw failure
+        }
     }
 
     static func remove() { unlink(path()) }
