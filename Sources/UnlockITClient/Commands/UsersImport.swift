@@ -50,7 +50,7 @@ extension Users {
             let (rows, lines, rejections) = try Self.parse(text, l)
             guard rejections.isEmpty else { throw Self.rejected(rejections, context) }
 
-            if !context.json { Terminal.error(l("import.sending", rows.count)) }
+            if !context.json { Terminal.error(l.plural("import.sending", count: rows.count)) }
             struct Body: Encodable { var users: [Row] }
             let imported: ImportedModel
             do {
@@ -70,7 +70,7 @@ extension Users {
             try context.output(imported) {
                 let users = imported.created.map(\.user)
                 var text = Users.table(users, context) + "\n\n"
-                text += dryRun ? l("import.dry_run", users.count) : l("import.done", users.count)
+                text += dryRun ? l.plural("import.dry_run", count: users.count) : l.plural("import.done", count: users.count)
                 let generated = imported.created.filter { $0.initialPassword != nil }
                 if !generated.isEmpty {
                     text += "\n" + l("import.initial_passwords")
@@ -166,7 +166,7 @@ extension Users {
                     Terminal.error(l("import.rejected_row", rejection.line, reasonText(rejection.reason, l)))
                 }
             }
-            return CLIError(l("import.nothing_imported", rejections.count), hint: l("hint.import_fix"), status: .failure)
+            return CLIError(l.plural("import.nothing_imported", count: rejections.count), hint: l("hint.import_fix"), status: .failure)
         }
 
         /// `duplicate_in_file(12)` is said with its line number; the rest from the catalog.
