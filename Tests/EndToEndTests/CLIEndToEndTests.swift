@@ -252,9 +252,12 @@ struct CLIEndToEndTests {
             #expect(expired.stderr.contains(t["expired"]!))
             #expect(expired.stderr.contains(t["logInAgain"]!))
 
-            // Logout forgets the session.
-            #expect(try await admin.run(["logout"]).status == 0)
+            // Logout forgets the session; with --json it says so in JSON.
+            let loggedOut = try await admin.run(["logout", "--json"])
+            #expect(loggedOut.status == 0)
+            #expect(loggedOut.json["signedOut"] as? Bool == true, "\(loggedOut)")
             #expect(!FileManager.default.fileExists(atPath: admin.credentialsPath))
+            #expect(try await admin.run(["logout", "--json"]).json["signedOut"] as? Bool == false)
 
             // With the server gone, logout still forgets the session here, and says it lives on there.
             #expect(

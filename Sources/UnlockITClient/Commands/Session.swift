@@ -11,8 +11,13 @@ struct Logout: AsyncParsableCommand {
     func run() async throws {
         let context = CommandContext(global)
         let l = context.l
+        /// What `--json` prints instead of the sentence.
+        struct Outcome: Encodable {
+            var signedOut: Bool
+            var email: String?
+        }
         guard let credentials = try Credentials.load(l) else {
-            Terminal.line(l("logout.not_signed_in"))
+            try context.output(Outcome(signedOut: false, email: nil)) { l("logout.not_signed_in") }
             return
         }
         // Revoke on the server that issued the session, whatever --server says; forget locally in any
@@ -32,7 +37,7 @@ struct Logout: AsyncParsableCommand {
                 l("logout.not_revoked", credentials.email, context.date(credentials.expiresAt)), hint: l("hint.server_unreachable"),
                 status: .serverUnreachable)
         }
-        Terminal.line(l("logout.done", credentials.email))
+        try context.output(Outcome(signedOut: true, email: credentials.email)) { l("logout.done", credentials.email) }
     }
 }
 
@@ -78,6 +83,7 @@ struct Passwd: AsyncParsableCommand {
         let current = try secrets.read(l("prompt.current_password"))
         let new = try secrets.readNew(l)
         try await api.perform("POST", "/api/v1/me/password", ["currentPassword": current, "newPassword": new])
-        Terminal.line(l("passwd.done"))
+        struct Outcome: Encodable { var passwordChanged = true }
+        try context.output(Outcome()) { l("passwd.done") }
     }
 }
