@@ -65,6 +65,9 @@ extension Users {
                     throw CLIError.problem(failure.problem?.code ?? "internal_error", reason: nil, detail: failure.problem?.detail, l)
                 }
                 throw Self.rejected(errors.map { Rejection(line: lines[$0.index], field: $0.field, reason: $0.reason) }, context)
+            } catch is DecodingError {
+                // The server took the import but its answer, with any generated passwords, cannot be read.
+                throw CLIError(l("error.import_answer_unreadable"), hint: l("hint.import_answer_unreadable"), status: .failure)
             }
 
             try context.output(imported) {
