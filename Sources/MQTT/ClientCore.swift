@@ -162,16 +162,23 @@ final class ClientCore: @unchecked Sendable {
 
     func waitForConnection(id: Int) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let resumeNow = waiters.withLock { waiting -> Bool in
-                if connected.load(ordering: .sequentiallyConsistent) { return true }
+            // A wait cancelled before it is filed here would never be found by the cancellation.
+            enum Start { case now, cancelled, later }
+            let start = waiters.withLock { waiting -> Start in
+                if connected.load(ordering: .sequentiallyConsistent) { return .now }
+                if Task.isCancelled { return .cancelled }
                 waiting[id] = continuation
-                return false
+                return .later
             }
-            if resumeNow { continuation.resume() }
+            switch start {
+            case .now: continuation.resume()
+            case .cancelled: continuation.resume(throwing: CancellationError())
+            case .later: break
+            }
         }
     }
 
-    func cancelWaiter(id: Int, with error: MQTTError) {
+    func cancelWaiter(id: Int, with error: any Error) {
         waiters.withLock { $0.removeValue(forKey: id) }?.resume(throwing: error)
     }
 

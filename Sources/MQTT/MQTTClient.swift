@@ -78,20 +78,28 @@ public final class MQTTClient: Sendable {
     public func waitUntilConnected(timeout: Duration) async throws {
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue
         let core = self.core
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await core.waitForConnection(id: id) }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                core.cancelWaiter(id: id, with: .timedOut)
-                throw MQTTError.timedOut
+        // A cancelled wait ends at once (with CancellationError), also while no broker answers.
+        try await withTaskCancellationHandler {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await core.waitForConnection(id: id) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    core.cancelWaiter(id: id, with: MQTTError.timedOut)
+                    throw MQTTError.timedOut
+                }
+                defer { group.cancelAll() }
+                try await group.next()
             }
-            defer { group.cancelAll() }
-            try await group.next()
+        } onCancel: {
+            core.cancelWaiter(id: id, with: CancellationError())
         }
     }
 
     /// Publishes a message. Fails at once with ``MQTTError/notConnected`` while the broker is
-    /// unreachable: nothing is held back to be sent later, because a stale command must never reach a lock.
+    /// unreachable: at QoS 0 nothing is held back to be sent later, because a stale command must
+    /// never reach a lock. At QoS 1 libmosquitto keeps a message the broker has not acknowledged and
+    /// sends it again after a reconnect (clean session or not), even when this call threw: use QoS 1
+    /// only for messages that may arrive late.
     public func publish(_ message: MQTTMessage) throws(MQTTError) {
         guard !core.stopping.load(ordering: .relaxed) else { throw .shutDown }
         guard core.connected.load(ordering: .relaxed) else { throw .notConnected }

@@ -124,6 +124,28 @@ struct MQTTClientTests {
         }
     }
 
+    @Test func aCancelledWaitForAConnectionEndsAtOnce() async throws {
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(host: "127.0.0.1", port: try Network.freePort(), clientID: "nobody-listens"))
+        client.start()
+        let wait = Task { try await client.waitUntilConnected(timeout: .seconds(600)) }
+        try await Task.sleep(for: .milliseconds(100))
+        wait.cancel()
+        let ended = Task {
+            try await Task.sleep(for: .seconds(5))
+            Issue.record("the cancelled wait did not end")
+        }
+        await #expect(throws: CancellationError.self) { try await wait.value }
+        ended.cancel()
+        // Cancelled before it could even be filed: ends too.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await client.waitUntilConnected(timeout: .seconds(600))
+        }
+        await #expect(throws: CancellationError.self) { try await early.value }
+        await client.shutdown()
+    }
+
     @Test func reconnectsAndResubscribesAfterABrokerRestart() async throws {
         try await Fixture.with { fixture in
             let events = LockedBox<[MQTTConnectionEvent]>([])
