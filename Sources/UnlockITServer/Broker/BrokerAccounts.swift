@@ -198,7 +198,10 @@ public final class BrokerAccounts: Sendable {
                 try await withCheckedThrowingContinuation { continuation in
                     self.pending.withLock { $0[batch] = continuation }
                     do {
-                        try self.link.publish(topic: Self.controlTopic, payload: payload, qos: .atLeastOnce, retain: false)
+                        // QoS 0: at QoS 1 a command whose answer never came (a dropped link, a timeout) would
+                        // be sent again after the reconnect, after this call had reported it failed,
+                        // and the broker's accounts would drift from the database's.
+                        try self.link.publish(topic: Self.controlTopic, payload: payload, qos: .atMostOnce, retain: false)
                     } catch {
                         self.pending.withLock { $0.removeValue(forKey: batch) }?.resume(throwing: AccountError.brokerUnavailable)
                     }
