@@ -28,7 +28,8 @@ public final class ChildProcess: Sendable {
         var errorPipe: [Int32] = [-1, -1]
         guard pipe(&input) == 0, pipe(&output) == 0 else { throw HarnessError("pipe failed") }
         if separateErrors { guard pipe(&errorPipe) == 0 else { throw HarnessError("pipe failed") } }
-        // Not inherited by other children; posix_spawn's dup2 gives this child its own copies.
+        // Not inherited by other children; posix_spawn's dup2 gives this child its own copies. (A child
+        // spawned between pipe() and here closes them too: every spawn closes all but its own three.)
         for fd in input + output + errorPipe where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
         var env = ProcessInfo.processInfo.environment
@@ -49,6 +50,7 @@ public final class ChildProcess: Sendable {
             posix_spawn_file_actions_adddup2(&actions, stdinRead, 0)
             posix_spawn_file_actions_adddup2(&actions, outputWrite, 1)
             posix_spawn_file_actions_adddup2(&actions, errorWrite, 2)
+            _ = Spawner.addCloseFrom?(&actions, 3)
             let argv = (prefix + [executable] + arguments).map { strdup($0) } + [nil]
             let envp = environmentLines.map { strdup($0) } + [nil]
             defer {

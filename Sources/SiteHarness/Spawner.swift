@@ -15,6 +15,15 @@ import Synchronization
 final class Spawner: Sendable {
     static let shared = Spawner()
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 on), which Swift's Glibc module does
+    /// not declare; nil where the C library lacks it. Every child is started with it, so that it
+    /// holds none of this process's descriptors: libmosquitto opens its sockets without
+    /// close-on-exec, and a child holding a test's MQTT socket keeps that connection from closing.
+    static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32).self)
+    }()
+
     /// `setpriv --pdeathsig TERM --`, or nothing where `setpriv` is missing or too old (before
     /// util-linux 2.33) to know the option: children then start directly, as before.
     static let parentDeathPrefix: [String] = {

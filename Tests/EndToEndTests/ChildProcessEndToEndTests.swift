@@ -12,6 +12,18 @@ struct ChildProcessEndToEndTests {
         let name: String
     }
 
+    @Test func aChildHoldsNoneOfThisProcesssDescriptors() async throws {
+        // A pipe without close-on-exec, as libmosquitto's sockets are.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        let shell = try ChildProcess(try Binaries.system("sh"), ["-c", "ls /proc/$$/fd"], name: "sh")
+        #expect(try await shell.waitForExit() == 0)
+        let open = Set(shell.output.compactMap { Int32($0.trimmingCharacters(in: .whitespaces)) })
+        #expect(open.isDisjoint(with: ends), "the child holds \(open)")
+        #expect(open.isSuperset(of: [0, 1, 2]))
+    }
+
     @Test func aKilledBenchmarkLeavesNothingRunning() async throws {
         let scratch = try TemporaryDirectory("unlockit-orphans")
         let bench = try ChildProcess(
