@@ -155,10 +155,14 @@ public final class ChildProcess: Sendable {
 
     public func lines(containing text: String) -> [String] { output.filter { $0.contains(text) } }
 
-    /// Writes a line to the process's stdin.
+    /// Writes a line to the process's stdin; nothing once ``closeInput()`` has closed it (the
+    /// descriptor's number may by then belong to something else).
     public func send(_ line: String) {
         let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(stdinFD, $0.baseAddress, $0.count) }
+        inputOpen.withLock { open in
+            guard open else { return }
+            _ = bytes.withUnsafeBytes { write(stdinFD, $0.baseAddress, $0.count) }
+        }
     }
 
     public func signal(_ number: Int32) {
