@@ -185,15 +185,17 @@ public final class MQTTEventLoop: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// The most packets one client may read in one turn of the loop, so that a flood on one socket
-    /// cannot starve the others, the inbox and the timers.
+    /// The most reads of one client in one turn of the loop, so that a flood on one socket cannot
+    /// starve the others, the inbox and the timers.
     static let burstLimit = 64
 
-    /// Reads what `core`'s socket holds: one packet, or with ``MQTTClientConfiguration/readsInBursts``
-    /// every packet up to ``burstLimit``.
+    /// Reads what `core`'s socket holds: one read, or with ``MQTTClientConfiguration/readsInBursts``
+    /// reads until it is dry, at most ``burstLimit`` of them.
     ///
-    /// libmosquitto's `mosquitto_loop_read` ignores the count it is given and reads one packet per
-    /// call at QoS 0. It leaves `errno` at `EAGAIN` when the socket ran dry (its result is then still
+    /// libmosquitto's `mosquitto_loop_read` ignores the count it is given: it reads as many packets
+    /// as the client has QoS 1 or 2 messages queued, and at least one, so one packet per call at
+    /// QoS 0 (the server's and the locks' traffic). A client with many QoS 1 messages in flight can
+    /// read more than ``burstLimit`` packets in a turn. It leaves `errno` at `EAGAIN` when the socket ran dry (its result is then still
     /// success), and returns an error when the connection failed (having closed the socket). A stale
     /// `EAGAIN` from a callback only ends the burst early: epoll is level-triggered, so what is left
     /// is read in the next turn.
