@@ -82,13 +82,6 @@ public struct FlashFile: Sendable {
             setupCode: flash.setupCode.formatted, activated: flash.activated)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let data = try encoder.encode(image)
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FlashError.unreadable(temporary) }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if durable { fsync(fd) }
-        close(fd)
-        guard written == data.count, rename(temporary, path) == 0 else { throw FlashError.unreadable(path) }
+        guard OwnerOnlyFile.write(Array(try encoder.encode(image)), to: path, durable: durable) else { throw FlashError.unreadable(path) }
     }
 }

@@ -36,19 +36,11 @@ public final class LockFleet: Sendable {
             labels.append((lock, flash.setupCode))
             text += "\(lock.rawValue)\t\(flash.setupCode.formatted)\n"
         }
-        try writeOwnerOnly(text, to: labelsPath(directory: directory))
-        return labels
-    }
-
-    /// Writes `text` to a file only its owner can read or write, whatever the umask or an earlier file's mode.
-    private static func writeOwnerOnly(_ text: String, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
-        defer { close(fd) }
-        let bytes = Array(text.utf8)
-        guard fchmod(fd, 0o600) == 0, bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+        let path = labelsPath(directory: directory)
+        guard OwnerOnlyFile.write(Array(text.utf8), to: path, durable: false) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
         }
+        return labels
     }
 
     /// Reads `lock id ⇥ secret` lines (labels or credentials files).
