@@ -11,16 +11,8 @@ struct HTTPConnectionEndToEndTests {
         let fd: Int32
 
         init(port: Int) throws {
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw HarnessError("socket() failed") }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            guard connected else { throw HarnessError("connect() failed") }
+            guard let fd = Network.connect(port: port) else { throw HarnessError("connect() failed") }
+            self.fd = fd
         }
 
         deinit { close(fd) }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SiteHarness
 import Testing
 import UnlockITLocalization
 
@@ -19,17 +20,7 @@ struct ServerAnswerTests {
         var accepted: Int { lock.withLock { acceptedCount } }
 
         init(reply: @escaping @Sendable (Int) -> String) throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            guard fd >= 0, bound, listen(fd, 4) == 0 else { throw CLIError("listener") }
-            self.fd = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
+            (fd, port) = try Network.listener(backlog: 4)
             Thread.detachNewThread { [self] in
                 while true {
                     let client = Glibc.accept(fd, nil, nil)
