@@ -104,6 +104,8 @@ final class ClientCore: @unchecked Sendable {
     // MARK: Callbacks (event loop thread, inside a libmosquitto call)
 
     private func handleConnect(_ code: Int32) {
+        // A CONNACK read while the loop closes a stopped client's socket: the client stays stopped.
+        guard loopPhase != .stopped else { return }
         guard code == 0 else {
             logger.warning("MQTT broker refused the connection", metadata: ["code": "\(code)", "client": "\(configuration.clientID)"])
             onEvent(.refused(code: code))
@@ -137,7 +139,8 @@ final class ClientCore: @unchecked Sendable {
     }
 
     private func handleMessage(_ message: mosquitto_message) {
-        guard let topic = message.topic else { return }
+        // Read while the loop closes a stopped client's socket: nobody asked for it any more.
+        guard loopPhase != .stopped, let topic = message.topic else { return }
         let count = Int(max(message.payloadlen, 0))
         let payload: [UInt8] =
             if count > 0, let bytes = message.payload {

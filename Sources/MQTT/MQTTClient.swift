@@ -66,7 +66,8 @@ public final class MQTTClient: Sendable {
         self.ownsLoop = loop == nil
     }
 
-    /// Starts connecting in the background; reconnects by itself from then on.
+    /// Starts connecting in the background; reconnects by itself from then on. Only the first call
+    /// does anything, and none after ``shutdown()``: a client is started once.
     public func start() {
         loop.submit(.add(core))
     }

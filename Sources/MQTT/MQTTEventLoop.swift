@@ -238,6 +238,12 @@ public final class MQTTEventLoop: Sendable {
             case .timer(let deadline, let action):
                 state.timers.insert(deadline, action)
             case .add(let core):
+                // A client starts once. Again, it would drop its connection to make a new one; after
+                // `shutdown()`, a stopped client would come back to life.
+                guard core.loopPhase == .idle, !core.stopping.load(ordering: .sequentiallyConsistent) else {
+                    logger.debug("MQTT client already started or shut down", metadata: ["client": "\(core.configuration.clientID)"])
+                    continue
+                }
                 state.clients[ObjectIdentifier(core)] = core
                 connect(core, state)
             case .subscribe(let core, let topic, let continuation):
@@ -383,16 +389,38 @@ public final class MQTTEventLoop: Sendable {
         }
     }
 
+    /// The most reads ``close(_:socket:)`` spends on what a stopped client's socket still holds.
+    static let closeReadLimit = 10_000
+
+    /// Makes libmosquitto close a stopped client's socket now, not when the client is released.
+    ///
+    /// `mosquitto_disconnect` only queues a DISCONNECT, which is never written to a socket still
+    /// connecting, nor to one whose peer stopped reading (the end of the shutdown grace), and
+    /// libmosquitto has no call that just closes. So the socket is shut down under it (which ends a
+    /// connect in progress too), and libmosquitto's reads then find its end and close it themselves,
+    /// keeping its own state consistent. Its state is `disconnected` from `mosquitto_disconnect` on,
+    /// without which a read of a socket still connecting would return at once.
+    private func close(_ core: ClientCore, socket: Int32) {
+        mosquitto_disconnect(core.mosq)
+        guard mosquitto_socket(core.mosq) == socket else { return }
+        Glibc.shutdown(socket, Int32(SHUT_RDWR))
+        for _ in 0..<Self.closeReadLimit where mosquitto_socket(core.mosq) == socket {
+            mosquitto_loop_read(core.mosq, 1)
+        }
+    }
+
     private func finishStop(_ core: ClientCore, _ state: State) {
+        // First, so that what the socket still delivers below reaches nobody.
+        core.loopPhase = .stopped
         if core.loopFD >= 0 {
-            epoll.remove(core.loopFD)
-            if state.byFD[core.loopFD] === core { state.byFD[core.loopFD] = nil }
+            let socket = core.loopFD
+            epoll.remove(socket)
+            if state.byFD[socket] === core { state.byFD[socket] = nil }
             core.loopFD = -1
-            mosquitto_disconnect(core.mosq)
+            close(core, socket: socket)
         }
         for (_, waiter) in core.loopSubscribeWaiters { waiter.continuation?.resume(throwing: MQTTError.shutDown) }
         core.loopSubscribeWaiters.removeAll()
-        core.loopPhase = .stopped
         core.connected.store(false, ordering: .sequentiallyConsistent)
         core.cancelAllWaiters(with: .shutDown)
         state.clients[ObjectIdentifier(core)] = nil

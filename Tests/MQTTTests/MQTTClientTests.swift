@@ -243,4 +243,42 @@ struct MQTTClientTests {
             await loop.shutdown()
         }
     }
+
+    @Test("A client is started once: again, or after its shutdown, nothing happens")
+    func aClientStartsOnce() async throws {
+        let listener = try Network.listener()
+        defer { close(listener.fd) }
+        let loop = MQTTEventLoop(name: "starts-once")
+        let client = try MQTTClient(configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: "once"), loop: loop)
+        client.start()
+        client.start()
+        let first = try #require(TCPPeer.accept(listener.fd, timeout: .seconds(5)))
+        defer { close(first) }
+        // A second start would have dropped that connection for a new one.
+        #expect(TCPPeer.accept(listener.fd, timeout: .milliseconds(500)) == nil)
+        await client.shutdown()
+        client.start()
+        // After the shutdown, a start would connect again at once (the loop is still running).
+        #expect(TCPPeer.accept(listener.fd, timeout: .seconds(1)) == nil)
+        await loop.shutdown()
+    }
+
+    @Test("A client stopped before the broker answered closes its socket at once, not when it is released")
+    func aStoppedClientClosesItsSocket() async throws {
+        let listener = try Network.listener()
+        defer { close(listener.fd) }
+        let loop = MQTTEventLoop(name: "closes")
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: "unanswered"), loop: loop)
+        client.start()
+        // The connection is accepted, and the client's CONNECT never answered.
+        let peer = try #require(TCPPeer.accept(listener.fd, timeout: .seconds(5)))
+        defer { close(peer) }
+        let inode = try #require(TCPPeer.inode(ofClientOf: peer))
+        #expect(TCPPeer.processHolds(socket: inode))
+        await client.shutdown()
+        try await Network.waitUntil("the client's socket to be closed", timeout: .seconds(5)) { !TCPPeer.processHolds(socket: inode) }
+        withExtendedLifetime(client) {}
+        await loop.shutdown()
+    }
 }

@@ -1,0 +1,50 @@
+import Foundation
+import Glibc
+
+/// A test's own end of a loopback TCP connection made by the code under test, and what the kernel
+/// says of the other end.
+enum TCPPeer {
+    /// Accepts a connection on `listener` if one arrives within `timeout`; the caller closes it.
+    static func accept(_ listener: Int32, timeout: Duration) -> Int32? {
+        var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        guard poll(&waiting, 1, Int32(milliseconds)) == 1 else { return nil }
+        let fd = Glibc.accept(listener, nil, nil)
+        return fd >= 0 ? fd : nil
+    }
+
+    /// The inode of the client's socket of the connection accepted as `fd`, from `/proc/net/tcp`.
+    static func inode(ofClientOf fd: Int32) -> String? {
+        guard let server = port(fd, getsockname), let client = port(fd, getpeername),
+            let file = FileHandle(forReadingAtPath: "/proc/net/tcp")
+        else { return nil }
+        // Read to the end: the kernel reports a size of 0 for the file.
+        defer { try? file.close() }
+        let table = String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
+        // Addresses as the kernel writes them: 127.0.0.1 in memory order, the port in hex.
+        let local = "0100007F:" + String(format: "%04X", client)
+        let remote = "0100007F:" + String(format: "%04X", server)
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            if fields.count > 9, fields[1] == local, fields[2] == remote { return String(fields[9]) }
+        }
+        return nil
+    }
+
+    /// Whether a descriptor of this process refers to the socket `inode`.
+    static func processHolds(socket inode: String) -> Bool {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == "socket:[\(inode)]" }
+    }
+
+    private static func port(
+        _ fd: Int32, _ name: (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?) -> Int32
+    ) -> Int? {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let found = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { name(fd, $0, &length) == 0 }
+        }
+        return found ? Int(UInt16(bigEndian: address.sin_port)) : nil
+    }
+}
