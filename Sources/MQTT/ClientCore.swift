@@ -1,4 +1,5 @@
 import CMosquitto
+import Glibc
 import Logging
 import Synchronization
 
@@ -21,6 +22,8 @@ final class ClientCore: @unchecked Sendable {
     let stopping = Atomic<Bool>(false)
     /// True while the client sits in the loop's list of clients with output to flush.
     let dirtyQueued = Atomic<Bool>(false)
+    /// Why the last connection attempt failed or the last connection ended; `nil` once connected.
+    let lastFailure = Mutex<String?>(nil)
     private let waiters = Mutex<[Int: CheckedContinuation<Void, any Error>]>([:])
 
     // MARK: Event-loop-thread state
@@ -33,6 +36,8 @@ final class ClientCore: @unchecked Sendable {
     var loopPhase = Phase.idle
     var loopAttempt = 0
     var loopHasStarted = false
+    /// The broker refused this attempt's CONNECT; its closing the connection then says nothing new.
+    var loopRefused = false
     var loopDeadline: ContinuousClock.Instant?
     /// When libmosquitto's keep-alive bookkeeping (`mosquitto_loop_misc`) is next due for this client.
     var loopNextMisc = ContinuousClock.now
@@ -86,9 +91,11 @@ final class ClientCore: @unchecked Sendable {
             guard let object else { return }
             Unmanaged<ClientCore>.fromOpaque(object).takeUnretainedValue().handleConnect(code)
         }
-        mosquitto_disconnect_callback_set(mosq) { _, object, _ in
+        mosquitto_disconnect_callback_set(mosq) { _, object, code in
+            // libmosquitto calls this right after a failed read or write: `errno` still tells why.
+            let error = errno
             guard let object else { return }
-            Unmanaged<ClientCore>.fromOpaque(object).takeUnretainedValue().handleDisconnect()
+            Unmanaged<ClientCore>.fromOpaque(object).takeUnretainedValue().handleDisconnect(code, errno: error)
         }
         mosquitto_message_callback_set(mosq) { _, object, message in
             guard let object, let message else { return }
@@ -107,10 +114,15 @@ final class ClientCore: @unchecked Sendable {
         // A CONNACK read while the loop closes a stopped client's socket: the client stays stopped.
         guard loopPhase != .stopped else { return }
         guard code == 0 else {
-            logger.warning("MQTT broker refused the connection", metadata: ["code": "\(code)", "client": "\(configuration.clientID)"])
+            let reason = String(cString: mosquitto_connack_string(code))
+            lastFailure.withLock { $0 = "the broker refused the connection: \(reason)" }
+            loopRefused = true
+            logger.warning(
+                "MQTT broker refused the connection", metadata: ["code": "\(code)", "reason": "\(reason)", "client": "\(configuration.clientID)"])
             onEvent(.refused(code: code))
             return
         }
+        lastFailure.withLock { $0 = nil }
         loopPhase = .connected
         loopAttempt = 0
         for topic in configuration.subscriptions {
@@ -130,7 +142,12 @@ final class ClientCore: @unchecked Sendable {
         onEvent(.connected)
     }
 
-    private func handleDisconnect() {
+    private func handleDisconnect(_ code: Int32, errno error: Int32) {
+        if loopRefused {
+            loopRefused = false
+        } else if code != MOSQ_ERR_SUCCESS.rawValue {
+            lastFailure.withLock { $0 = MosquittoLibrary.describe(code, errno: error) }
+        }
         let wasConnected = connected.exchange(false, ordering: .sequentiallyConsistent)
         if wasConnected {
             logger.debug("MQTT disconnected", metadata: ["client": "\(configuration.clientID)"])

@@ -75,6 +75,11 @@ public final class MQTTClient: Sendable {
     /// Whether the broker has accepted this client's current connection.
     public var isConnected: Bool { core.connected.load(ordering: .relaxed) }
 
+    /// Why the last connection attempt failed or the last connection ended ("Connection refused",
+    /// "Lookup error.", "the broker refused the connection: …"), for the owner's own log; `nil` before
+    /// the first failure and from each accepted connection on. The client logs attempts at debug only.
+    public var lastFailure: String? { core.lastFailure.withLock { $0 } }
+
     /// Waits until connected, or throws ``MQTTError/timedOut``.
     public func waitUntilConnected(timeout: Duration) async throws {
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue

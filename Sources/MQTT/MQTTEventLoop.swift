@@ -320,11 +320,14 @@ public final class MQTTEventLoop: Sendable {
             core.loopHasStarted = true
             rc = mosquitto_connect_async(core.mosq, configuration.host, Int32(configuration.port), configuration.keepAlive)
         }
+        let error = errno
         let socket = mosquitto_socket(core.mosq)
         guard rc == MOSQ_ERR_SUCCESS.rawValue, socket >= 0 else {
-            logger.debug(
-                "MQTT connect attempt failed",
-                metadata: ["client": "\(configuration.clientID)", "error": "\(MosquittoLibrary.describe(rc))"])
+            // Logged at debug only: a fleet has thousands of clients. `MQTTClient.lastFailure` tells
+            // the owner why (an unknown host, an unreachable network), for a log of its own.
+            let reason = MosquittoLibrary.describe(rc, errno: error)
+            core.lastFailure.withLock { $0 = reason }
+            logger.debug("MQTT connect attempt failed", metadata: ["client": "\(configuration.clientID)", "error": "\(reason)"])
             if socket >= 0 { mosquitto_disconnect(core.mosq) }
             scheduleRetry(core)
             return

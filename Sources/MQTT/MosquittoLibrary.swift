@@ -1,4 +1,5 @@
 import CMosquitto
+import Glibc
 
 /// libmosquitto's process-wide initialisation, done once, lazily and thread-safely
 /// (a `static let` initialiser runs exactly once).
@@ -12,5 +13,10 @@ enum MosquittoLibrary {
 
     static func describe(_ code: Int32) -> String {
         String(cString: mosquitto_strerror(code))
+    }
+
+    /// `describe`, with `MOSQ_ERR_ERRNO` told by the `errno` saved right after the failed call.
+    static func describe(_ code: Int32, errno error: Int32) -> String {
+        code == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(error)) : describe(code)
     }
 }

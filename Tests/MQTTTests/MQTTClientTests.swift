@@ -244,6 +244,29 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("A client says why it is not connected, and forgets it once it is")
+    func theLastFailureTellsWhy() async throws {
+        try await Fixture.with { fixture in
+            await fixture.broker.stop()
+            let client = try fixture.client("patient")
+            #expect(client.lastFailure == nil)
+            client.start()
+            try await Network.waitUntil("a refused attempt") { client.lastFailure == "Connection refused" }
+            try await fixture.broker.restart(downtime: .zero)
+            try await client.waitUntilConnected(timeout: .seconds(10))
+            #expect(client.lastFailure == nil)
+
+            let impostor = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: fixture.broker.port, clientID: "impostor", username: "tester", password: "wrong password"))
+            impostor.start()
+            try await Network.waitUntil("the broker's refusal") { impostor.lastFailure?.contains("not authorised") == true }
+            #expect(!impostor.isConnected)
+            await impostor.shutdown()
+            await client.shutdown()
+        }
+    }
+
     @Test("A client is started once: again, or after its shutdown, nothing happens")
     func aClientStartsOnce() async throws {
         let listener = try Network.listener()

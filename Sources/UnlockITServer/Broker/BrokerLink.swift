@@ -94,9 +94,9 @@ public final class BrokerLink: Service, Sendable {
                 unreadySince = since
                 if now - since >= .seconds(5), warned.map({ now - $0 >= .seconds(60) }) ?? true {
                     warned = now
-                    logger.warning(
-                        "not connected to the MQTT broker; unlocks answer 503 broker_unavailable",
-                        metadata: ["broker": "\(broker)", "for": "\((now - since).components.seconds) s"])
+                    var metadata: Logger.Metadata = ["broker": "\(broker)", "for": "\((now - since).components.seconds) s"]
+                    if let reason = client.lastFailure { metadata["reason"] = "\(reason)" }
+                    logger.warning("not connected to the MQTT broker; unlocks answer 503 broker_unavailable", metadata: metadata)
                 }
             }
         } onGracefulShutdown: {
