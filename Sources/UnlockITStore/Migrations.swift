@@ -1,4 +1,5 @@
 import GRDB
+import UnlockITCore
 
 /// The schema, as named migrations. Append only: a migration that has shipped is never edited;
 /// a change is a new migration below the last one.
@@ -116,6 +117,22 @@ enum Migrations {
                 t.add(column: "pendingKey", .blob)
                 t.add(column: "pendingWrappedKey", .blob)
             }
+        }
+        migrator.registerMigration("v4: room names unique by Unicode case folding") { db in
+            // v1's unique key compares names with NOCASE, which folds ASCII letters only: "Mødelokale"
+            // and "MØDELOKALE" could both exist. `nameKey` is `RoomName.key(name)`, unique per company.
+            // A room that already shares its key with an older room of the company keeps a NULL key
+            // (which the index lets through) until it is renamed: nothing is renamed behind an admin's back.
+            try db.alter(table: "room") { t in t.add(column: "nameKey", .text) }
+            var taken: Set<[String]> = []
+            let rows = try Row.fetchAll(db, sql: "SELECT id, companyId, name FROM room ORDER BY createdAt, id")
+            for row in rows {
+                let company: String = row["companyId"]
+                let key = RoomName.key(row["name"])
+                guard taken.insert([company, key]).inserted else { continue }
+                try db.execute(sql: "UPDATE room SET nameKey = ? WHERE id = ?", arguments: [key, row["id"] as String])
+            }
+            try db.create(index: "room_companyNameKey", on: "room", columns: ["companyId", "nameKey"], unique: true)
         }
         return migrator
     }

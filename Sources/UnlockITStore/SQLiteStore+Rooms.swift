@@ -60,8 +60,16 @@ extension SQLiteStore {
             room.companyID = company
             room.authorizedUsers = stored.authorizedUsers
             room.createdAt = stored.createdAt
-            try Self.requireUniqueName(room, db)
-            try RoomRecord(room).update(db)
+            let record = RoomRecord(room)
+            if record.nameKey == RoomName.key(stored.name) {
+                // The same name to a person (or a change of its case): the key stays as it is, NULL
+                // included (see migration v4), so such a room can be edited without renaming it.
+                try Self.requireNoNocaseClash(room, db)
+                try record.update(db, columns: Self.columnsButNameKey)
+            } else {
+                try Self.requireUniqueName(room, db)
+                try record.update(db)
+            }
             try self.insertAudit(audit, db)
             return room
         }
@@ -107,12 +115,25 @@ extension SQLiteStore {
             requiredLevel: row[4], authorizedUsers: Set(users.map(UserID.init(unchecked:))), createdAt: row[5], updatedAt: row[6])
     }
 
-    /// Another room of the company with the same name by the unique index's own comparison (SQLite's
-    /// NOCASE, which folds ASCII letters only), so that a clash is a 409 and never the index's error.
+    /// Another room of the company with the same name by ``RoomName/key(_:)``, so that a clash is a
+    /// 409 and never the unique index's error. Also covers v1's index on the name with NOCASE, which
+    /// folds ASCII letters only: names equal under it have equal keys.
     private static func requireUniqueName(_ room: Room, _ db: Database) throws {
+        let clash = try RoomRecord.filter(
+            Column("companyId") == room.companyID.rawValue && Column("nameKey") == RoomName.key(room.name) && Column("id") != room.id.rawValue
+        ).fetchCount(db)
+        guard clash == 0 else { throw StoreError.roomNameTaken }
+    }
+
+    /// Another room of the company with the same name by v1's unique index (NOCASE): possible only
+    /// beside a room whose key migration v4 left NULL, renamed to another case of its own name.
+    private static func requireNoNocaseClash(_ room: Room, _ db: Database) throws {
         let clash = try RoomRecord.filter(
             Column("companyId") == room.companyID.rawValue && Column("name").collating(.nocase) == room.name && Column("id") != room.id.rawValue
         ).fetchCount(db)
         guard clash == 0 else { throw StoreError.roomNameTaken }
     }
+
+    /// Every column of a room but `nameKey`.
+    private static let columnsButNameKey = ["companyId", "name", "description", "type", "bookable", "requiredLevel", "createdAt", "updatedAt"]
 }

@@ -45,6 +45,7 @@ import UnlockITStore
         #expect(
             try await store.appliedMigrations() == [
                 "v1: companies, users, rooms, locks, sessions, audit", "v2: server settings", "v3: pending pairing key",
+                "v4: room names unique by Unicode case folding",
             ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")
@@ -100,16 +101,22 @@ import UnlockITStore
         }
         _ = try await makeRoom(a.id, "Meeting Room")
         await #expect(throws: StoreError.roomNameTaken) { _ = try await makeRoom(a.id, "meeting room") }
-        // Renaming compares as the unique index does: ASCII letters fold, other letters do not. A room
-        // may change the case of its own name; taking another room's name is a clash, not an index error.
+        // Names differing only in case, any letter's, or in how an accent is composed are one name.
+        let meeting = try await makeRoom(a.id, "Mødelokale")
         let cafe = try await makeRoom(a.id, "Café")
-        let upper = try await makeRoom(a.id, "CAFÉ")
+        let street = try await makeRoom(a.id, "Straße 1")
+        for twin in ["MØDELOKALE", "CAFÉ", "Cafe\u{301}", "STRASSE 1"] {
+            await #expect(throws: StoreError.roomNameTaken, "\(twin)") { _ = try await makeRoom(a.id, twin) }
+        }
+        // Renaming: a room may change the case of its own name; taking another's is a clash, not an index error.
         func rename(_ room: Room, _ name: String) async throws -> Room {
             try await store.updateRoom(room.id, in: a.id, audit: audit(a.id)) { $0.name = name }
         }
-        await #expect(throws: StoreError.roomNameTaken) { _ = try await rename(cafe, "CAFÉ") }
-        await #expect(throws: StoreError.roomNameTaken) { _ = try await rename(upper, "meeting ROOM") }
-        #expect(try await rename(cafe, "CAFé").name == "CAFé")
+        await #expect(throws: StoreError.roomNameTaken) { _ = try await rename(cafe, "MØDELOKALE") }
+        await #expect(throws: StoreError.roomNameTaken) { _ = try await rename(street, "meeting ROOM") }
+        #expect(try await rename(cafe, "CAFÉ").name == "CAFÉ")
+        #expect(try await rename(meeting, "Mødelokale 2").name == "Mødelokale 2")
+        _ = try await makeRoom(a.id, "mødelokale")
         // Another company may use the same room name.
         _ = try await makeRoom(b.id, "Meeting Room")
         let lock = Lock(id: LockID("lock-unique")!, companyID: a.id, roomID: nil, name: "L", state: .registered, createdAt: now)
@@ -117,6 +124,43 @@ import UnlockITStore
         var other = lock
         other.companyID = b.id
         await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(other) }
+    }
+
+    @Test("Rooms that were one name by the new rule before it stay, and neither blocks editing the other")
+    func migrationFourKeepsEarlierTwins() async throws {
+        let (company, _) = try await makeCompany("Eta")
+        let first = try await makeRoom(company.id, "Mødelokale")
+        // Back to the schema before v4, with a twin only ASCII folding told apart.
+        let path = "\(directory.path)/db/unlockit.sqlite"
+        let twin = RoomID(unchecked: "ffffffff-ffff-4fff-bfff-ffffffffffff")
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX room_companyNameKey;
+                    ALTER TABLE room DROP COLUMN nameKey;
+                    DELETE FROM grdb_migrations WHERE identifier LIKE 'v4:%';
+                    INSERT INTO room (id, companyId, name, description, type, bookable, requiredLevel, createdAt, updatedAt)
+                    SELECT ?, companyId, 'MØDELOKALE', description, type, bookable, requiredLevel, createdAt, updatedAt FROM room WHERE id = ?;
+                    """, arguments: [twin.rawValue, first.id.rawValue])
+        }
+        let migrated = try SQLiteStore(path: path)
+        #expect(try await migrated.rooms(in: company.id).map(\.name).sorted() == ["MØDELOKALE", "Mødelokale"])
+        let room = Room(
+            id: .generate(), companyID: company.id, name: "mødelokale", description: "", type: .office, bookable: false, requiredLevel: nil,
+            authorizedUsers: [], createdAt: now, updatedAt: now)
+        await #expect(throws: StoreError.roomNameTaken) { try await migrated.createRoom(room, audit: audit(company.id, .createRoom)) }
+        func edit(_ id: RoomID, _ change: @escaping @Sendable (inout Room) -> Void) async throws -> Room {
+            try await migrated.updateRoom(id, in: company.id, audit: audit(company.id, .updateRoom), change: change)
+        }
+        #expect(try await edit(twin) { $0.description = "second floor" }.description == "second floor")
+        #expect(try await edit(first.id) { $0.description = "first floor" }.description == "first floor")
+        // Another case of its own name that v1's index would refuse, as a clash and not an error.
+        await #expect(throws: StoreError.roomNameTaken) { _ = try await edit(twin) { $0.name = "Mødelokale" } }
+        // Renamed, it has a key like any other room.
+        #expect(try await edit(twin) { $0.name = "Mødelokale 2" }.name == "Mødelokale 2")
+        var third = room
+        third.name = "MØDELOKALE 2"
+        await #expect(throws: StoreError.roomNameTaken) { try await migrated.createRoom(third, audit: audit(company.id, .createRoom)) }
     }
 
     @Test func roomsForOneUsersAccessCarryOnlyThatUsersAuthorizations() async throws {

@@ -19,8 +19,9 @@ struct Lookup {
         let rooms: ItemsModel<RoomModel> = try await api.get("/api/v1/rooms")
         let name = reference.trimmingCharacters(in: .whitespaces)
         // The exact name first; then one that differs only in case. Rooms whose names differ only in
-        // the case of letters beyond ASCII may both exist, and guessing between them could change
-        // or remove the wrong one.
+        // the case of letters beyond ASCII can both exist in a database from before the server made
+        // them one name (its migration v4), and guessing between them could change or remove the
+        // wrong one.
         if let exact = rooms.items.first(where: { $0.name == name }) { return exact }
         let alike = rooms.items.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
         guard let room = alike.first else {

@@ -7,6 +7,9 @@ struct RoomRecord: Codable, FetchableRecord, PersistableRecord {
     var id: String
     var companyId: String
     var name: String
+    /// `RoomName.key(name)`, unique per company; NULL only for a room that shared its key with an
+    /// older one when migration v4 ran.
+    var nameKey: String?
     var description: String
     var type: String
     var bookable: Bool
@@ -18,6 +21,7 @@ struct RoomRecord: Codable, FetchableRecord, PersistableRecord {
         id = room.id.rawValue
         companyId = room.companyID.rawValue
         name = room.name
+        nameKey = RoomName.key(room.name)
         description = room.description
         type = room.type.rawValue
         bookable = room.bookable
