@@ -84,6 +84,9 @@ struct Report: Codable {
     var latencyRatio: Double
     /// `nil` when no rate was sustained (every trial failed): there is no throughput to compare.
     var throughputRatio: Double?
+    /// Unlock p99 at concurrency 64 ÷ the QoS 0 floor's p99 with the same messages, 64 at a time:
+    /// not one of the targets, but the comparison docs/performance.md proposes for it.
+    var p99At64OverFloor: Double?
     var targets: [Target]
 
     var table: String {
@@ -170,6 +173,9 @@ struct Report: Codable {
         lines.append(
             "Ratios: unlock p50 ÷ (2 × MQTT round-trip p50) = \(f(latencyRatio, 2));  unlock throughput ÷ (MQTT pairs/s ÷ 2) = \(throughputRatio.map { f($0, 2) } ?? "n/a (no rate sustained)")"
         )
+        if let p99At64OverFloor {
+            lines.append("        unlock p99 at concurrency 64 ÷ the QoS 0 floor's p99, 64 at a time = \(f(p99At64OverFloor, 2))")
+        }
         lines.append("")
         lines.append("Targets")
         for target in targets {

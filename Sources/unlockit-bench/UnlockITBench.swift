@@ -224,7 +224,8 @@ struct UnlockITBench: AsyncParsableCommand {
             sustained: sustained, failedHolds: failedHolds, rateSearch: trials, serverStartupSeconds: site.startupSeconds,
             serverResidentMiB: residentMiB,
             registrationSeconds: site.registrationSeconds, activationSeconds: site.activationSeconds, accessDecisionsPerSecond: decisions,
-            latencyRatio: ratio, throughputRatio: throughputRatio, targets: targets)
+            latencyRatio: ratio, throughputRatio: throughputRatio,
+            p99At64OverFloor: floorAt64.first { $0.qos == 0 }.map { c64.p99Ms / $0.p99Ms }, targets: targets)
         try Report.svg(unlocks: plotted, floor: floorSamples).write(toFile: "\(output)/latency.svg", atomically: true, encoding: .utf8)
         return report
     }
