@@ -392,7 +392,7 @@ public final class MQTTEventLoop: Sendable {
         }
     }
 
-    /// The most reads ``close(_:socket:)`` spends on what a stopped client's socket still holds.
+    /// The most reads ``closeSocket(of:_:)`` spends on what a stopped client's socket still holds.
     static let closeReadLimit = 10_000
 
     /// Makes libmosquitto close a stopped client's socket now, not when the client is released.
@@ -403,7 +403,7 @@ public final class MQTTEventLoop: Sendable {
     /// connect in progress too), and libmosquitto's reads then find its end and close it themselves,
     /// keeping its own state consistent. Its state is `disconnected` from `mosquitto_disconnect` on,
     /// without which a read of a socket still connecting would return at once.
-    private func close(_ core: ClientCore, socket: Int32) {
+    private func closeSocket(of core: ClientCore, _ socket: Int32) {
         mosquitto_disconnect(core.mosq)
         guard mosquitto_socket(core.mosq) == socket else { return }
         Glibc.shutdown(socket, Int32(SHUT_RDWR))
@@ -420,7 +420,7 @@ public final class MQTTEventLoop: Sendable {
             epoll.remove(socket)
             if state.byFD[socket] === core { state.byFD[socket] = nil }
             core.loopFD = -1
-            close(core, socket: socket)
+            closeSocket(of: core, socket)
         }
         for (_, waiter) in core.loopSubscribeWaiters { waiter.continuation?.resume(throwing: MQTTError.shutDown) }
         core.loopSubscribeWaiters.removeAll()

@@ -116,13 +116,16 @@ extension SQLiteStore {
     }
 
     /// Another room of the company with the same name by ``RoomName/key(_:)``, so that a clash is a
-    /// 409 and never the unique index's error. Also covers v1's index on the name with NOCASE, which
-    /// folds ASCII letters only: names equal under it have equal keys.
+    /// 409 and never the unique index's error. The rooms migration v4 left without a key (there are
+    /// none in a database created since) are compared by their names' keys: the index does not see
+    /// them, and the twin that had their key may have been renamed since. Also covers v1's index on
+    /// the name with NOCASE, which folds ASCII letters only: names equal under it have equal keys.
     private static func requireUniqueName(_ room: Room, _ db: Database) throws {
-        let clash = try RoomRecord.filter(
-            Column("companyId") == room.companyID.rawValue && Column("nameKey") == RoomName.key(room.name) && Column("id") != room.id.rawValue
-        ).fetchCount(db)
-        guard clash == 0 else { throw StoreError.roomNameTaken }
+        let key = RoomName.key(room.name)
+        let others = RoomRecord.filter(Column("companyId") == room.companyID.rawValue && Column("id") != room.id.rawValue)
+        let clash = try others.filter(Column("nameKey") == key).fetchCount(db)
+        let unkeyed = try String.fetchAll(db, others.filter(Column("nameKey") == nil).select(Column("name")))
+        guard clash == 0, !unkeyed.contains(where: { RoomName.key($0) == key }) else { throw StoreError.roomNameTaken }
     }
 
     /// Another room of the company with the same name by v1's unique index (NOCASE): possible only

@@ -156,11 +156,22 @@ import UnlockITStore
         #expect(try await edit(first.id) { $0.description = "first floor" }.description == "first floor")
         // Another case of its own name that v1's index would refuse, as a clash and not an error.
         await #expect(throws: StoreError.roomNameTaken) { _ = try await edit(twin) { $0.name = "Mødelokale" } }
+        // With the keyed twin renamed away, the unkeyed one still holds its name.
+        #expect(try await edit(first.id) { $0.name = "Lille mødelokale" }.name == "Lille mødelokale")
+        for name in ["mødelokale", "MØDELOKALE"] {
+            var taken = room
+            taken.name = name
+            await #expect(throws: StoreError.roomNameTaken, "\(name)") {
+                try await migrated.createRoom(taken, audit: audit(company.id, .createRoom))
+            }
+            await #expect(throws: StoreError.roomNameTaken, "\(name)") { _ = try await edit(first.id) { $0.name = name } }
+        }
         // Renamed, it has a key like any other room.
         #expect(try await edit(twin) { $0.name = "Mødelokale 2" }.name == "Mødelokale 2")
         var third = room
         third.name = "MØDELOKALE 2"
         await #expect(throws: StoreError.roomNameTaken) { try await migrated.createRoom(third, audit: audit(company.id, .createRoom)) }
+        try await migrated.createRoom(room, audit: audit(company.id, .createRoom))
     }
 
     @Test func roomsForOneUsersAccessCarryOnlyThatUsersAuthorizations() async throws {
