@@ -171,7 +171,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["SiteHarness", "LockProtocol", "MQTT", "UnlockITCore"],
+            dependencies: ["SiteHarness", "LockProtocol", "MQTT", "UnlockITCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LockProtocol
 import MQTT
 import SiteHarness
@@ -325,6 +326,33 @@ struct LockProtocolEndToEndTests {
             #expect(password != "an old password")
             try await stale.start(broker: site.broker.url, password: password, pairing: true)
             try await site.waitUntilOnline("lock-stale")
+        }
+    }
+
+    @Test("A registration whose audit event cannot be written is undone, and trying again gets a working account")
+    func registrationWithoutItsAuditEventIsUndone() async throws {
+        try await Site.with() { site in
+            // The server's database refuses the registration's audit event, as a failing disk would.
+            let database = try DatabaseQueue(path: site.server.databasePath)
+            try await database.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TRIGGER refuseRegistration BEFORE INSERT ON auditEvent
+                        WHEN NEW.action = 'register_lock' AND NEW.outcome = 'success'
+                        BEGIN SELECT RAISE(ABORT, 'injected by the test'); END
+                        """)
+            }
+            let failed = try await site.api.post("/api/v1/locks", token: site.admin, ["id": "lock-undone", "name": "Door", "roomId": site.roomID])
+            #expect(failed.status == 500, "\(failed)")
+            #expect(failed.json["mqtt"] == nil)
+            // Nothing is left of it: not the lock, not its broker account.
+            #expect(try await site.api.get("/api/v1/locks/lock-undone", token: site.admin).status == 404)
+            await #expect(throws: HarnessError.self) { try await site.broker.dynsec(["getClient", "lock-undone"]) }
+
+            try await database.write { db in try db.execute(sql: "DROP TRIGGER refuseRegistration") }
+            let (lock, password) = try await site.registerLock("lock-undone")
+            try await lock.start(broker: site.broker.url, password: password, pairing: true)
+            try await site.waitUntilOnline("lock-undone")
         }
     }
 

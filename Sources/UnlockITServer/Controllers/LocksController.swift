@@ -93,7 +93,25 @@ struct LocksController {
             services.logger.error("could not create the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not create the lock's account")
         }
-        try await services.store.append(services.audit(.registerLock, by: admin, company: admin.companyID, lock: id, room: roomID))
+        do {
+            try await services.store.append(services.audit(.registerLock, by: admin, company: admin.companyID, lock: id, room: roomID))
+        } catch {
+            // No lock without its audit event, and its broker password exists only in this answer:
+            // both are undone, so that trying again works instead of finding the device id taken.
+            services.logger.error("could not record the lock's registration; undoing it", metadata: ["lock": "\(id)", "error": "\(error)"])
+            do {
+                try await services.accounts.deleteLockAccount(id)
+            } catch let undo {
+                // The next registration of this id replaces an account the broker kept for it.
+                services.logger.error("could not delete the lock's broker account", metadata: ["lock": "\(id)", "error": "\(undo)"])
+            }
+            do {
+                try await services.store.forgetLock(id, in: admin.companyID)
+            } catch let undo {
+                services.logger.error("could not forget the lock", metadata: ["lock": "\(id)", "error": "\(undo)"])
+            }
+            throw error
+        }
         return EditedResponse(
             status: .created,
             response: Registered(
