@@ -52,6 +52,7 @@ struct CLIEndToEndTests {
             "activated": "Activated lock-cli.", "usage": "Error: The command could not be understood.",
             "otherServer": "Error: You are signed in to", "notRevoked": "the session stays valid on it until",
             "insecure": "is plain http to another machine",
+            "paused": "Error: Too many of your unlock attempts were denied, so unlocking is paused for you.",
         ],
         "da": [
             "signedIn": "Logget ind som admin@acme.test (administrator)", "firstLogin": "Dette er dit første login: vælg din egen adgangskode.",
@@ -67,13 +68,14 @@ struct CLIEndToEndTests {
             "activated": "lock-cli er aktiveret.", "usage": "Fejl: Kommandoen kunne ikke forstås.",
             "otherServer": "Fejl: Du er logget ind på", "notRevoked": "sessionen er gyldig på den indtil",
             "insecure": "er almindelig http til en anden maskine",
+            "paused": "Fejl: For mange af dine forsøg på at låse op blev afvist, så oplåsning er sat på pause for dig.",
         ],
     ]
 
     @Test("An admin and two employees run a site with the CLI", arguments: ["en", "da"])
     func adminAndEmployees(language: String) async throws {
         let t = Self.text[language]!
-        try await Site.with() { site in
+        try await Site.with(serverEnvironment: ["UNLOCKIT_DENIED_UNLOCKS_PER_MINUTE": "2"]) { site in
             let server = "http://127.0.0.1:\(site.server.port)"
             let admin = Person(home: "\(site.directory.path)/admin-home", language: language)
             let boss = Person(home: "\(site.directory.path)/boss-home", language: language)
@@ -129,6 +131,11 @@ struct CLIEndToEndTests {
             #expect(refused.stderr.contains(t["denied"]!), "\(refused)")
             #expect(refused.stderr.contains(t["deniedHint"]!))
             #expect(!refused.stderr.contains("{"))
+            // Denied twice in a minute (the site's limit here), the clerk is paused for a while.
+            #expect(try await clerk.run(["unlock", "lock-cli"]).status == 5)
+            let paused = try await clerk.run(["unlock", "lock-cli"])
+            #expect(paused.status == 5, "\(paused)")
+            #expect(paused.stderr.contains(t["paused"]!), "\(paused)")
             let access = try await clerk.run(["access"])
             #expect(access.stdout.contains(t["levelTooLow"]!))
 

@@ -61,7 +61,8 @@ struct Harness {
         return AppServices(
             store: store, clock: clock.serverClock, hasher: PasswordHasher(cost: 12, concurrency: 1),
             signInLimiter: SignInLimiter(perHour: 100, lockoutThreshold: 5, lockoutSeconds: 60),
-            clientLimiter: ClientRateLimiter(perMinute: configuration.signInsPerClientPerMinute), trustedProxies: [],
+            clientLimiter: ClientRateLimiter(perMinute: configuration.signInsPerClientPerMinute),
+            deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute), trustedProxies: [],
             oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,
             accounts: link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: "")
     }

@@ -20,7 +20,7 @@ public struct CLIError: Error, Sendable {
         switch ProblemCode(rawValue: code) {
         case .unauthenticated?: status = .notSignedIn
         case .adminRequired?, .passwordChangeRequired?, .userDisabled?, .noAccount?: status = .forbidden
-        case .accessDenied?, .lockDenied?: status = .accessDenied
+        case .accessDenied?, .lockDenied?, .tooManyDeniedUnlocks?: status = .accessDenied
         case .lockOffline?, .lockTimeout?, .brokerUnavailable?: status = .lockUnreachable
         case .invalidCredentials?, .idTokenInvalid?: status = .notSignedIn
         default: status = .failure

@@ -46,8 +46,9 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case lockTimeout = "lock_timeout"
     case brokerUnavailable = "broker_unavailable"
     case serverBusy = "server_busy"
-    // Too many requests from one client (429)
+    // Too many requests from one client or user (429)
     case tooManyRequests = "too_many_requests"
+    case tooManyDeniedUnlocks = "too_many_denied_unlocks"
     // The server (500)
     case internalError = "internal_error"
 }

@@ -51,6 +51,7 @@ public enum UnlockITApp {
                 perHour: configuration.signInFailuresPerHour, lockoutThreshold: configuration.lockoutThreshold,
                 lockoutSeconds: configuration.lockoutSeconds),
             clientLimiter: ClientRateLimiter(perMinute: configuration.signInsPerClientPerMinute),
+            deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
             trustedProxies: Set(configuration.trustedProxies.compactMap(ClientAddress.canonical)),
             oidc: OIDCVerifier(issuers: configuration.oidcIssuers, clock: parts.clock, logger: parts.logger),
             tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,

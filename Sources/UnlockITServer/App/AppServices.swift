@@ -9,6 +9,7 @@ struct AppServices: Sendable {
     let hasher: PasswordHasher
     let signInLimiter: SignInLimiter
     let clientLimiter: ClientRateLimiter
+    let deniedUnlockLimiter: DeniedUnlockLimiter
     /// Canonical addresses (``ClientAddress/canonical(_:)``) of the trusted reverse proxies.
     let trustedProxies: Set<String>
     let oidc: OIDCVerifier

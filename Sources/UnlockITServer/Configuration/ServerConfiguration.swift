@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Sign-in attempts (password or OpenID Connect) one client may make in a minute, in a burst or
     /// spread out; more are answered 429 `too_many_requests`.
     public var signInsPerClientPerMinute = 30
+    /// Denied unlock attempts one user may have in a minute; beyond that their unlocks are answered
+    /// 429 `too_many_denied_unlocks` until the oldest is a minute old (``DeniedUnlockLimiter``).
+    public var deniedUnlocksPerMinute = 10
     /// Reverse proxies whose `X-Forwarded-For` names the client (IP addresses).
     public var trustedProxies: [String] = []
     public var oidcIssuers: [OIDCIssuer] = []
@@ -108,6 +111,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var lockoutThreshold: Int?
         var lockoutSeconds: Int?
         var signInsPerClientPerMinute: Int?
+        var deniedUnlocksPerMinute: Int?
         var trustedProxies: [String]?
         var oidcIssuers: [OIDCIssuer]?
         var logLevel: String?
@@ -116,7 +120,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
             "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout", "signInFailuresPerHour", "lockoutThreshold",
             "lockoutSeconds",
-            "signInsPerClientPerMinute", "trustedProxies", "oidcIssuers", "logLevel",
+            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
 
@@ -151,6 +155,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         lockoutThreshold = settings.lockoutThreshold ?? lockoutThreshold
         lockoutSeconds = settings.lockoutSeconds ?? lockoutSeconds
         signInsPerClientPerMinute = settings.signInsPerClientPerMinute ?? signInsPerClientPerMinute
+        deniedUnlocksPerMinute = settings.deniedUnlocksPerMinute ?? deniedUnlocksPerMinute
         trustedProxies = settings.trustedProxies ?? trustedProxies
         oidcIssuers = settings.oidcIssuers ?? oidcIssuers
         logLevel = settings.logLevel ?? logLevel
@@ -180,6 +185,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             unlockTimeout = value
         }
         signInsPerClientPerMinute = try int("UNLOCKIT_SIGN_INS_PER_CLIENT_PER_MINUTE") ?? signInsPerClientPerMinute
+        deniedUnlocksPerMinute = try int("UNLOCKIT_DENIED_UNLOCKS_PER_MINUTE") ?? deniedUnlocksPerMinute
         httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
         if let text = environment["UNLOCKIT_TRUSTED_PROXIES"] {
             trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -207,6 +213,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         guard (1...1_000_000).contains(signInsPerClientPerMinute) else {
             throw ConfigurationError("sign-ins per client per minute must be 1–1000000")
+        }
+        guard (1...1_000_000).contains(deniedUnlocksPerMinute) else {
+            throw ConfigurationError("denied unlocks per minute must be 1–1000000")
         }
         if let bad = trustedProxies.first(where: { ClientAddress.canonical($0) == nil }) {
             throw ConfigurationError("trusted proxy \"\(bad)\" is not an IP address")

@@ -5,7 +5,8 @@ import Logging
 import UnlockITCore
 
 /// `POST /api/v1/locks/{id}/unlock`: the access rule first, then the lock protocol, and one audit
-/// event for every attempt. A denied user causes no challenge at all.
+/// event for every attempt. A denied user causes no challenge at all, and a user denied too often
+/// is turned away for a while before the rule runs (``DeniedUnlockLimiter``).
 ///
 /// The audit event is handed to the store's write queue, not awaited: the answer goes back as soon
 /// as the lock has given it, and the event is committed within about 10 ms (audit reads include
@@ -48,6 +49,11 @@ struct UnlockController {
         let start = ContinuousClock.now
         let user = try context.requireIdentity(allowingDisabled: true).user
         let lockID = try LocksController.lockID(context)
+        if let wait = services.deniedUnlockLimiter.wait(for: user.id, now: services.clock.now()) {
+            // Not a decision, so not audited one by one: the denial that reached the limit was.
+            services.metrics.unlock(outcome: AuditReason.throttled.rawValue, duration: start.duration(to: .now))
+            throw APIError.tooManyDeniedUnlocks(retryAfter: wait)
+        }
         guard services.store.auditHasRoom else {
             services.logger.warning("unlock refused: the audit log's write queue is full")
             throw APIError.auditBehind
@@ -57,15 +63,24 @@ struct UnlockController {
                 services.audit(.unlock, by: user, company: user.companyID, outcome: outcome, reason: reason, lock: lockID, room: room))
             services.metrics.unlock(outcome: reason.rawValue, duration: start.duration(to: .now))
         }
+        // A denial of the user's own making: counted, and the one that reaches the limit is followed
+        // in the log by a `throttled` event.
+        func deny(_ reason: AuditReason, room: RoomID?) {
+            record(.denied, reason, room: room)
+            guard services.deniedUnlockLimiter.denied(user.id, now: services.clock.now()) else { return }
+            services.logger.notice("unlocks paused for a user denied too often", metadata: ["user": "\(user.id)"])
+            services.store.enqueue(
+                services.audit(.unlock, by: user, company: user.companyID, outcome: .denied, reason: .throttled, lock: lockID, room: room))
+        }
 
         // Another company's lock is reported exactly as a missing one.
         guard let (lock, room, sealedKey) = try await services.store.unlockContext(lockID, in: user.companyID, for: user.id) else {
-            record(.denied, .lockNotFound, room: nil)
+            deny(.lockNotFound, room: nil)
             throw APIError.notFound(.lockNotFound)
         }
         let decision = AccessRule.decide(user: user, lock: lock, room: room)
         guard decision.allowed else {
-            record(.denied, AuditReason(decision.reason), room: lock.roomID)
+            deny(AuditReason(decision.reason), room: lock.roomID)
             throw APIError(
                 .forbidden, code: .accessDenied, title: "Access denied", detail: "The access rule does not let you open this lock.",
                 reason: decision.reason.rawValue)

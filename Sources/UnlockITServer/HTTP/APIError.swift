@@ -93,8 +93,22 @@ extension APIError {
         var error = APIError(
             .tooManyRequests, code: .tooManyRequests, title: "Too many sign-in attempts from this address",
             detail: "Wait before trying again.")
-        error.headers[.retryAfter] = String(max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0)))
+        error.headers[.retryAfter] = retryAfter(wait)
         return error
+    }
+
+    /// 429 for a user over their denied unlock attempts (``DeniedUnlockLimiter``), with how long to wait.
+    static func tooManyDeniedUnlocks(retryAfter wait: Duration) -> APIError {
+        var error = APIError(
+            .tooManyRequests, code: .tooManyDeniedUnlocks, title: "Too many of your unlock attempts were denied",
+            detail: "Unlocking is paused for you. Wait before trying again.")
+        error.headers[.retryAfter] = retryAfter(wait)
+        return error
+    }
+
+    /// A `Retry-After` value: whole seconds, rounded up, at least one.
+    private static func retryAfter(_ wait: Duration) -> String {
+        String(max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0)))
     }
 
     static let serverBusy = busy(detail: "Too many sign-ins and password changes are waiting. Try again shortly.")
