@@ -36,9 +36,8 @@ struct Unlock: AsyncParsableCommand {
                     lockId: wanted ?? "", lockName: wanted ?? "", allowed: false, reason: "", online: false)
         }
         if let entry = entries.first(where: { $0.lockId == target.lowercased() }) { return entry }
-        let inRoom = entries.filter {
-            $0.roomName?.caseInsensitiveCompare(target.trimmingCharacters(in: .whitespaces)) == .orderedSame || $0.roomId == target.lowercased()
-        }
+        let roomKey = RoomName.key(target.trimmingCharacters(in: .whitespaces))
+        let inRoom = entries.filter { $0.roomName.map(RoomName.key) == roomKey || $0.roomId == target.lowercased() }
         if let wanted {
             guard let entry = inRoom.first(where: { $0.lockId == wanted }) else {
                 throw CLIError(l("error.lock_not_in_room", wanted, target), hint: l("hint.unlock_choose"), status: .failure)

@@ -18,12 +18,13 @@ struct Lookup {
         if RoomID(reference) != nil { return try await api.get("/api/v1/rooms/\(reference.lowercased())") }
         let rooms: ItemsModel<RoomModel> = try await api.get("/api/v1/rooms")
         let name = reference.trimmingCharacters(in: .whitespaces)
-        // The exact name first; then one that differs only in case. Rooms whose names differ only in
-        // the case of letters beyond ASCII can both exist in a database from before the server made
-        // them one name (its migration v4), and guessing between them could change or remove the
-        // wrong one.
+        // The exact name first; then one the server counts as the same name (`RoomName.key`). Rooms
+        // whose names differ only in the case of letters beyond ASCII can both exist in a database
+        // from before the server made them one name (its migration v4), and guessing between them
+        // could change or remove the wrong one.
         if let exact = rooms.items.first(where: { $0.name == name }) { return exact }
-        let alike = rooms.items.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        let key = RoomName.key(name)
+        let alike = rooms.items.filter { RoomName.key($0.name) == key }
         guard let room = alike.first else {
             throw CLIError(api.l("error.no_such_room", reference), hint: api.l("hint.list_rooms"), status: .failure)
         }
