@@ -65,7 +65,7 @@ extension SQLiteStore {
                 // The same name to a person (or a change of its case): the key stays as it is, NULL
                 // included (see migration v4), so such a room can be edited without renaming it.
                 try Self.requireNoNocaseClash(room, db)
-                try record.update(db, columns: Self.columnsButNameKey)
+                try record.update(db, columns: record.databaseDictionary.keys.filter { $0 != "nameKey" })
             } else {
                 try Self.requireUniqueName(room, db)
                 try record.update(db)
@@ -136,7 +136,4 @@ extension SQLiteStore {
         ).fetchCount(db)
         guard clash == 0 else { throw StoreError.roomNameTaken }
     }
-
-    /// Every column of a room but `nameKey`.
-    private static let columnsButNameKey = ["companyId", "name", "description", "type", "bookable", "requiredLevel", "createdAt", "updatedAt"]
 }
