@@ -86,31 +86,28 @@ extension APIError {
     static let bodyTooLarge = APIError(.contentTooLarge, code: .bodyTooLarge, title: "The request body is too large")
     static let internalError = APIError(.internalServerError, code: .internalError, title: "Something went wrong on the server")
 
+    // 429
+    /// A client over its sign-in rate, with how long to wait.
+    static func tooManySignIns(retryAfter wait: Duration) -> APIError {
+        tooMany(.tooManyRequests, title: "Too many sign-in attempts from this address", detail: "Wait before trying again.", retryAfter: wait)
+    }
+
+    /// A user over their denied unlock attempts (``DeniedUnlockLimiter``), with how long to wait.
+    static func tooManyDeniedUnlocks(retryAfter wait: Duration) -> APIError {
+        tooMany(
+            .tooManyDeniedUnlocks, title: "Too many of your unlock attempts were denied",
+            detail: "Unlocking is paused for you. Wait before trying again.", retryAfter: wait)
+    }
+
+    /// 429 with `Retry-After` in whole seconds, rounded up, at least one.
+    private static func tooMany(_ code: ProblemCode, title: String, detail: String, retryAfter wait: Duration) -> APIError {
+        var error = APIError(.tooManyRequests, code: code, title: title, detail: detail)
+        error.headers[.retryAfter] = String(max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0)))
+        return error
+    }
+
     // 503
     /// Too many password hashes are already queued: try again in a second.
-    /// 429 for a client over its sign-in rate, with how long to wait.
-    static func tooManySignIns(retryAfter wait: Duration) -> APIError {
-        var error = APIError(
-            .tooManyRequests, code: .tooManyRequests, title: "Too many sign-in attempts from this address",
-            detail: "Wait before trying again.")
-        error.headers[.retryAfter] = retryAfter(wait)
-        return error
-    }
-
-    /// 429 for a user over their denied unlock attempts (``DeniedUnlockLimiter``), with how long to wait.
-    static func tooManyDeniedUnlocks(retryAfter wait: Duration) -> APIError {
-        var error = APIError(
-            .tooManyRequests, code: .tooManyDeniedUnlocks, title: "Too many of your unlock attempts were denied",
-            detail: "Unlocking is paused for you. Wait before trying again.")
-        error.headers[.retryAfter] = retryAfter(wait)
-        return error
-    }
-
-    /// A `Retry-After` value: whole seconds, rounded up, at least one.
-    private static func retryAfter(_ wait: Duration) -> String {
-        String(max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0)))
-    }
-
     static let serverBusy = busy(detail: "Too many sign-ins and password changes are waiting. Try again shortly.")
 
     /// The audit log's write queue is full (the disk is failing or far behind): no door opens
