@@ -37,9 +37,7 @@ final class DeniedUnlockLimiter: Sendable {
     /// `nil` when `user` may try an unlock now; otherwise how long until they may.
     func wait(for user: UserID, now: Date) -> Duration? {
         records.withLock { records in
-            guard let recent = records[user]?.recent, recent.count >= perMinute else { return nil }
-            let free = recent[recent.count - perMinute].addingTimeInterval(60)
-            guard free > now else { return nil }
+            guard let record = records[user], let free = pausedUntil(record), free > now else { return nil }
             return .milliseconds(Int64((free.timeIntervalSince(now) * 1000).rounded(.up)))
         }
     }
@@ -61,11 +59,17 @@ final class DeniedUnlockLimiter: Sendable {
         }
     }
 
+    /// When a user with `perMinute` denials may try again: a minute after the oldest of them.
+    private func pausedUntil(_ record: Record) -> Date? {
+        guard record.recent.count >= perMinute else { return nil }
+        return record.recent[record.recent.count - perMinute].addingTimeInterval(60)
+    }
+
     private func evict(_ records: inout [UserID: Record], now: Date) {
         records = records.filter { _, record in record.recent.last.map { now.timeIntervalSince($0) < 60 } ?? false }
         guard records.count >= capacity else { return }
         func order(_ record: Record) -> (Int, Date) {
-            let paused = record.recent.count >= perMinute && record.recent[record.recent.count - perMinute].addingTimeInterval(60) > now
+            let paused = pausedUntil(record).map { $0 > now } ?? false
             return (paused ? 1 : 0, record.recent.last ?? .distantPast)
         }
         let evictable = records.sorted { order($0.value) < order($1.value) }
