@@ -29,13 +29,12 @@ final class ClientCore: @unchecked Sendable {
     // MARK: Event-loop-thread state
 
     enum Phase: Equatable {
-        case idle, connecting, connected, waitingToRetry, stopping, stopped
+        case idle, resolving, connecting, connected, waitingToRetry, stopping, stopped
     }
     var loopFD: Int32 = -1
     var loopWriteInterest = false
     var loopPhase = Phase.idle
     var loopAttempt = 0
-    var loopHasStarted = false
     /// The broker refused this attempt's CONNECT; its closing the connection then says nothing new.
     var loopRefused = false
     var loopDeadline: ContinuousClock.Instant?

@@ -76,7 +76,7 @@ public final class MQTTClient: Sendable {
     public var isConnected: Bool { core.connected.load(ordering: .relaxed) }
 
     /// Why the last connection attempt failed or the last connection ended ("Connection refused",
-    /// "Lookup error.", "the broker refused the connection: …"), for the owner's own log; `nil` before
+    /// "Name or service not known", "the broker refused the connection: …"), for the owner's own log; `nil` before
     /// the first failure and from each accepted connection on. The client logs attempts at debug only.
     public var lastFailure: String? { core.lastFailure.withLock { $0 } }
 

@@ -15,6 +15,7 @@ public final class MQTTEventLoop: Sendable {
     enum Command {
         case timer(ContinuousClock.Instant, @Sendable () -> Void)
         case add(ClientCore)
+        case resolved(ClientCore, HostResolver.Answer)
         case subscribe(ClientCore, String, CheckedContinuation<Void, any Error>)
         case stop(ClientCore, CheckedContinuation<Void, Never>)
     }
@@ -32,6 +33,7 @@ public final class MQTTEventLoop: Sendable {
     private let turns = Atomic<Int>(0)
     private let exited = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let logger: Logger
+    private let resolver: HostResolver
 
     /// How often keep-alives and connection timeouts are checked: the longest the loop ever sleeps.
     let housekeepingInterval: Duration
@@ -45,14 +47,16 @@ public final class MQTTEventLoop: Sendable {
     /// How long a clean shutdown may take before the socket is simply closed.
     static let shutdownGrace = Duration.seconds(2)
 
-    public convenience init(name: String = "mqtt-loop", logger: Logger = Logger(label: "unlockit.mqtt")) {
-        self.init(name: name, logger: logger, housekeepingInterval: .milliseconds(250))
+    /// - Parameter resolver: looks up the brokers' host names, off this loop's thread.
+    public convenience init(name: String = "mqtt-loop", logger: Logger = Logger(label: "unlockit.mqtt"), resolver: HostResolver = .shared) {
+        self.init(name: name, logger: logger, housekeepingInterval: .milliseconds(250), resolver: resolver)
     }
 
     /// `housekeepingInterval` is a parameter for tests only: with a long one, waiting for
     /// housekeeping instead of for a wake-up shows plainly.
-    init(name: String, logger: Logger, housekeepingInterval: Duration) {
+    init(name: String, logger: Logger, housekeepingInterval: Duration, resolver: HostResolver = .shared) {
         self.logger = logger
+        self.resolver = resolver
         self.housekeepingInterval = housekeepingInterval
         let thread = Thread { [self] in
             // Foundation's `Thread.name` does not reach the kernel on Linux; `top -H` and `perf` show this.
@@ -246,6 +250,10 @@ public final class MQTTEventLoop: Sendable {
                 }
                 state.clients[ObjectIdentifier(core)] = core
                 connect(core, state)
+            case .resolved(let core, let answer):
+                // A client stopped while its broker's name was looked up stays stopped.
+                guard core.loopPhase == .resolving else { continue }
+                connect(core, to: answer, state)
             case .subscribe(let core, let topic, let continuation):
                 subscribe(core, topic: topic, continuation: continuation, state)
             case .stop(let core, let continuation):
@@ -269,7 +277,7 @@ public final class MQTTEventLoop: Sendable {
                 if let deadline = core.loopDeadline, now >= deadline { connect(core, state) }
             case .stopping:
                 if let deadline = core.loopDeadline, now >= deadline { finishStop(core, state) }
-            case .idle, .stopped:
+            case .idle, .resolving, .stopped:
                 break
             }
         }
@@ -311,29 +319,49 @@ public final class MQTTEventLoop: Sendable {
         epoll.add(socket, write: true)
     }
 
+    /// Starts a connection attempt: at once when the broker's address is known, else once the
+    /// resolver has looked its name up (see ``HostResolver``), so that a slow DNS server holds up
+    /// no other client of this loop.
     private func connect(_ core: ClientCore, _ state: State) {
-        let configuration = core.configuration
-        let rc: Int32
-        if core.loopHasStarted {
-            rc = mosquitto_reconnect_async(core.mosq)
-        } else {
-            core.loopHasStarted = true
-            rc = mosquitto_connect_async(core.mosq, configuration.host, Int32(configuration.port), configuration.keepAlive)
+        let known = resolver.resolve(core.configuration.host) { [self] answer in submit(.resolved(core, answer)) }
+        guard let known else {
+            core.loopPhase = .resolving
+            return
         }
+        connect(core, to: known, state)
+    }
+
+    private func connect(_ core: ClientCore, to answer: HostResolver.Answer, _ state: State) {
+        let configuration = core.configuration
+        let address: String
+        switch answer {
+        case .success(let addresses):
+            // Attempts that keep failing try each of a name's addresses in turn.
+            address = addresses[core.loopAttempt % addresses.count]
+        case .failure(let failure):
+            failed(core, reason: failure.message)
+            return
+        }
+        // Always the numeric address, also for a reconnect: libmosquitto would look a name up again.
+        let rc = mosquitto_connect_async(core.mosq, address, Int32(configuration.port), configuration.keepAlive)
         let error = errno
         let socket = mosquitto_socket(core.mosq)
         guard rc == MOSQ_ERR_SUCCESS.rawValue, socket >= 0 else {
-            // Logged at debug only: a fleet has thousands of clients. `MQTTClient.lastFailure` tells
-            // the owner why (an unknown host, an unreachable network), for a log of its own.
-            let reason = MosquittoLibrary.describe(rc, errno: error)
-            core.lastFailure.withLock { $0 = reason }
-            logger.debug("MQTT connect attempt failed", metadata: ["client": "\(configuration.clientID)", "error": "\(reason)"])
             if socket >= 0 { mosquitto_disconnect(core.mosq) }
-            scheduleRetry(core)
+            failed(core, reason: MosquittoLibrary.describe(rc, errno: error))
             return
         }
         core.loopPhase = .connecting
         register(core, socket: socket, state)
+    }
+
+    /// A connection attempt that failed before it reached the network: retried after the backoff.
+    private func failed(_ core: ClientCore, reason: String) {
+        // Logged at debug only: a fleet has thousands of clients. `MQTTClient.lastFailure` tells
+        // the owner why (an unknown host, an unreachable network), for a log of its own.
+        core.lastFailure.withLock { $0 = reason }
+        logger.debug("MQTT connect attempt failed", metadata: ["client": "\(core.configuration.clientID)", "error": "\(reason)"])
+        scheduleRetry(core)
     }
 
     private func connectionLost(_ core: ClientCore, _ state: State) {
