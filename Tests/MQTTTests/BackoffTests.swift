@@ -30,5 +30,20 @@ import Testing
         #expect(BrokerAddress("mqtt://:1883") == nil)
         #expect(BrokerAddress("mqtt://h:0") == nil)
         #expect(BrokerAddress("mqtt://h:99999") == nil)
+        #expect(BrokerAddress("mqtt://h:") == nil)
+    }
+
+    @Test("An IPv6 broker address is written in brackets, as in a URL")
+    func ipv6BrokerAddresses() {
+        #expect(BrokerAddress("mqtt://[::1]:1884") == BrokerAddress(host: "::1", port: 1884))
+        #expect(BrokerAddress("mqtt://[fd00::2]") == BrokerAddress(host: "fd00::2", port: 1883))
+        #expect(BrokerAddress(host: "::1", port: 1884).description == "mqtt://[::1]:1884")
+        #expect(BrokerAddress(host: "broker.local", port: 1883).description == "mqtt://broker.local:1883")
+        // Without brackets the last group could be a port.
+        #expect(BrokerAddress("mqtt://::1:1883") == nil)
+        #expect(BrokerAddress("mqtt://[::1") == nil)
+        #expect(BrokerAddress("mqtt://[::1]1883") == nil)
+        #expect(BrokerAddress("mqtt://[broker.local]:1883") == nil)
+        #expect(BrokerAddress("mqtt://[::1]:0") == nil)
     }
 }
