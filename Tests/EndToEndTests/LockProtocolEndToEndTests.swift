@@ -403,6 +403,17 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A broker named by its host name: the server and the lock look it up, connect, and the door opens")
+    func brokerByName() async throws {
+        try await Site.with(brokerHost: "localhost") { site in
+            #expect(site.server.environment["UNLOCKIT_MQTT_URL"] == "mqtt://localhost:\(site.broker.port)")
+            let (lock, _) = try await site.activeLock("lock-named")
+            try await site.authorizeAdmin()
+            #expect(try await site.unlock(lock.id).status == 200)
+            #expect(try await lock.stats()["openings"] == 1)
+        }
+    }
+
     @Test("Malformed payloads are dropped and counted; lock and server keep working")
     func malformedPayloads() async throws {
         try await Site.with() { site in

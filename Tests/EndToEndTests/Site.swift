@@ -10,25 +10,31 @@ struct Site {
     let server: TestServer
     let admin: String
     let roomID: String
+    /// How the server and the site's locks name the broker.
+    let brokerURL: String
 
     var api: APIClient { server.api }
 
-    static func start(serverEnvironment: [String: String] = [:], requiredLevel: Int = 3) async throws -> Site {
+    /// - Parameter brokerHost: how the server and the locks name the broker's host.
+    static func start(serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1") async throws -> Site {
         let directory = try TemporaryDirectory("unlockit-e2e")
         let broker = try await TestBroker.start(in: directory.path)
-        let server = try await TestServer.start(broker: broker, directory: directory.path, extra: serverEnvironment)
+        let brokerURL = "mqtt://\(brokerHost):\(broker.port)"
+        var environment = serverEnvironment
+        environment["UNLOCKIT_MQTT_URL"] = brokerURL
+        let server = try await TestServer.start(broker: broker, directory: directory.path, extra: environment)
         let admin = try await server.adminSession(company: "Site", email: "operator@site.test")
         let room = try await server.api.post("/api/v1/rooms", token: admin, ["name": "Lab", "type": "office", "requiredLevel": requiredLevel])
         guard room.status == 201, let roomID = room.string("id") else { throw HarnessError("room: \(room)") }
-        return Site(directory: directory, broker: broker, server: server, admin: admin, roomID: roomID)
+        return Site(directory: directory, broker: broker, server: server, admin: admin, roomID: roomID, brokerURL: brokerURL)
     }
 
     /// Runs `body` with a fresh site and always stops the site's processes afterwards, so that no
     /// broker or server outlives its test.
     static func with(
-        serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, _ body: (Site) async throws -> Void
+        serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1", _ body: (Site) async throws -> Void
     ) async throws {
-        let site = try await start(serverEnvironment: serverEnvironment, requiredLevel: requiredLevel)
+        let site = try await start(serverEnvironment: serverEnvironment, requiredLevel: requiredLevel, brokerHost: brokerHost)
         do {
             try await body(site)
         } catch {
@@ -51,7 +57,7 @@ struct Site {
     /// Registers, starts in pairing mode, and activates a lock.
     func activeLock(_ id: String, arguments: [String] = [], room: String? = nil) async throws -> (lock: TestLock, password: String) {
         let (lock, password) = try await registerLock(id, room: room)
-        try await lock.start(broker: broker.url, password: password, pairing: true, arguments: arguments)
+        try await lock.start(broker: brokerURL, password: password, pairing: true, arguments: arguments)
         try await waitUntilOnline(id)
         let reply = try await api.post("/api/v1/locks/\(id)/activate", token: admin, ["setupCode": lock.setupCode])
         guard reply.status == 200 else { throw HarnessError("activate: \(reply)") }
