@@ -75,7 +75,9 @@ public final class HostResolver: Sendable {
         if let start { return start }
         lookups.add(1, ordering: .relaxed)
         queue.async { [self] in
-            let answer = lookup(host)
+            var answer = lookup(host)
+            // The loop picks one of the addresses: an empty list is no answer.
+            if case .success(let addresses) = answer, addresses.isEmpty { answer = .failure(Self.noAddress) }
             let lifetime = (try? answer.get()) == nil ? failureTTL : ttl
             let waiting = entries.withLock { entries -> [@Sendable (Answer) -> Void] in
                 guard case .pending(let waiting) = entries[host] else { return [] }
@@ -112,24 +114,17 @@ public final class HostResolver: Sendable {
             guard let address = numericAddress(info), !addresses.contains(address) else { continue }
             addresses.append(address)
         }
-        return addresses.isEmpty ? .failure(Failure("No address associated with hostname")) : .success(addresses)
+        return addresses.isEmpty ? .failure(noAddress) : .success(addresses)
     }
 
+    static let noAddress = Failure("No address associated with hostname")
+
+    /// The address as text: `getnameinfo` without a lookup, so an IPv6 address keeps its scope
+    /// (`fe80::1%eth0`).
     private static func numericAddress(_ info: addrinfo) -> String? {
-        guard let socketAddress = info.ai_addr else { return nil }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let written: UnsafePointer<CChar>?
-        switch info.ai_family {
-        case AF_INET:
-            var address = UnsafeRawPointer(socketAddress).loadUnaligned(as: sockaddr_in.self).sin_addr
-            written = inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
-        case AF_INET6:
-            var address = UnsafeRawPointer(socketAddress).loadUnaligned(as: sockaddr_in6.self).sin6_addr
-            written = inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
-        default:
-            return nil
-        }
-        guard let written else { return nil }
-        return String(cString: written)
+        guard let address = info.ai_addr else { return nil }
+        var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard getnameinfo(address, info.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
+        return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }

@@ -91,6 +91,16 @@ struct HostResolverTests {
         #expect(failing.lookupCount == 2)
     }
 
+    @Test("A lookup that finds no address is a failure, not an empty answer")
+    func noAddressIsAFailure() async throws {
+        let empty = FakeLookup(answer: .success([]))
+        let resolver = HostResolver(lookup: empty.lookup)
+        let answers = Answers()
+        #expect(resolver.resolve("empty.test") { answers.record($0) } == nil)
+        try await Network.waitUntil("the answer") { answers.count == 1 }
+        #expect(answers.received.withLock { $0 } == [.failure(HostResolver.Failure("No address associated with hostname"))])
+    }
+
     @Test("The system's lookup gives numeric addresses")
     func systemLookup() throws {
         let addresses = try HostResolver.system("localhost").get()
