@@ -37,6 +37,19 @@ struct ErrorTests {
                 (.get, "/api/v1/audit?outcome=maybe", nil, 400, "invalid_field"),
                 (.get, "/api/v1/audit?limit=0", nil, 400, "invalid_field"),
                 (.get, "/api/v1/audit?from=yesterday", nil, 400, "invalid_field"),
+                // `null` is refused where it means nothing of its own: it would read as absent.
+                (
+                    .post, "/api/v1/users", #"{"email":"a@b.test","name":"A","role":"employee","securityLevel":1,"enabled":null}"#, 400,
+                    "invalid_field"
+                ),
+                (.patch, "/api/v1/users/00000000-0000-4000-8000-000000000000", #"{"name":null,"securityLevel":3}"#, 400, "invalid_field"),
+                (.post, "/api/v1/users/00000000-0000-4000-8000-000000000000/password", #"{"password":null}"#, 400, "invalid_field"),
+                (.post, "/api/v1/rooms", #"{"name":"R","type":"office","description":null}"#, 400, "invalid_field"),
+                (
+                    .post, "/api/v1/users/import",
+                    #"{"users":[{"email":"a@b.test","name":"A","role":"employee","securityLevel":1,"password":null}]}"#,
+                    400, "invalid_field"
+                ),
                 (.get, "/api/v1/nothing-here", nil, 404, "route_not_found"),
                 (.post, "/api/v1/auth/sign-in", #"{"email":"x"}"#, 400, "invalid_field"),
                 // A misspelt field in an import's row is refused, not dropped (it would create an enabled user).
@@ -60,6 +73,10 @@ struct ErrorTests {
                 #expect(reply.json["type"] as? String == "urn:unlockit:problem:\(code)")
                 #expect(reply.json["status"] as? Int == status)
             }
+            let nullName = try await api.call(.patch, "/api/v1/users/00000000-0000-4000-8000-000000000000", token: admin, raw: #"{"name":null}"#)
+            #expect(nullName.json["detail"] as? String == "name: must not be null")
+            let nullRow = try await api.call(.post, "/api/v1/users/import", token: admin, raw: #"{"users":[{"email":"a@b.test","name":null}]}"#)
+            #expect(nullRow.json["detail"] as? String == "users[0].name: must not be null")
             let huge = #"{"name":"\#(String(repeating: "x", count: 100_000))","type":"office"}"#
             let tooLarge = try await api.call(.post, "/api/v1/rooms", token: admin, raw: huge)
             #expect(tooLarge.status == 413)
@@ -67,6 +84,54 @@ struct ErrorTests {
             // Nothing was created by any of it.
             #expect(try await api.get("/api/v1/users", admin).items.count == 1)
             #expect(try await api.get("/api/v1/rooms", admin).items.isEmpty)
+        }
+    }
+
+    @Test("A path the API has, asked with a method it does not answer there: 405 with Allow, not 404")
+    func methodNotAllowed() async throws {
+        let harness = try Harness()
+        try await harness.run { api in
+            let admin = try await api.company("Methods")
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (.delete, "/api/v1/users", "GET, POST"),
+                (.put, "/api/v1/locks/lock-front/unlock", "POST"),
+                (.post, "/api/v1/users/00000000-0000-4000-8000-000000000000", "DELETE, GET, PATCH"),
+                (.trace, "/api/v1/audit", "GET"),
+                (.options, "/healthz", "GET"),
+                // The router takes the literal route, not `/users/{id}`: only that route's methods.
+                (.get, "/api/v1/users/import", "POST"),
+                (.put, "/api/v1/rooms/00000000-0000-4000-8000-000000000000/authorized-users", ""),
+            ]
+            for (method, path, allow) in cases {
+                let reply = try await api.call(method, path, token: admin)
+                if allow.isEmpty {
+                    // No route has this path at all.
+                    #expect(reply.status == 404, "\(method) \(path): \(reply)")
+                    #expect(reply.code == "route_not_found")
+                    continue
+                }
+                #expect(reply.status == 405, "\(method) \(path): \(reply)")
+                #expect(reply.code == "method_not_allowed")
+                #expect(reply.contentType == "application/problem+json")
+                #expect(reply.headers[.allow] == allow, "\(method) \(path)")
+            }
+            // Without a token too: what a path answers is no secret, and the route was never reached.
+            #expect(try await api.call(.delete, "/api/v1/rooms").status == 405)
+        }
+    }
+
+    @Test("Audit times are RFC 3339: any offset, with or without fractional seconds")
+    func auditTimesAreRFC3339() async throws {
+        let harness = try Harness()
+        try await harness.run { api in
+            let admin = try await api.company("Times")
+            for time in ["2026-11-22T08:00:00Z", "2026-11-22T08:00:00.250Z", "2026-11-22T09:00:00%2B01:00", "2642-10-11T01:57:24.33-06:22"] {
+                let reply = try await api.call(.get, "/api/v1/audit?from=2000-01-01T00:00:00Z&to=\(time)", token: admin)
+                #expect(reply.status == 200, "\(time): \(reply)")
+            }
+            let late = try await api.call(.get, "/api/v1/audit?from=2999-01-01T00:00:00.5Z", token: admin)
+            #expect(late.status == 200)
+            #expect(late.items.isEmpty)
         }
     }
 

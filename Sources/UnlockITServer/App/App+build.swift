@@ -90,6 +90,8 @@ public enum UnlockITApp {
         RoomsController(services: services).addRoutes(to: admin)
         LocksController(services: services).addRoutes(to: admin)
         AuditController(services: services).addRoutes(to: admin)
+        // Last: it must wrap no route, only the not-found answer (see the middleware).
+        router.add(middleware: MethodNotAllowedMiddleware(allowed: AllowedMethods(router.routes)))
         return router
     }
 }

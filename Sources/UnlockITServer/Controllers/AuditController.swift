@@ -55,8 +55,12 @@ struct AuditController {
         return Page(items: events.map(AuditEventResponse.init), nextBefore: events.count == query.limit ? events.last?.id : nil)
     }
 
+    /// An RFC 3339 date and time, as the API document's `date-time` says: any offset, with or
+    /// without fractional seconds.
     static func date(_ text: String, _ field: String) throws -> Date {
-        guard let date = ISO8601DateFormatter().date(from: text) else {
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = ISO8601DateFormatter().date(from: text) ?? fractional.date(from: text) else {
             throw APIError.invalidField(field, "an ISO 8601 date and time such as 2026-11-22T08:00:00Z")
         }
         return date

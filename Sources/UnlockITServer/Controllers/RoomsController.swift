@@ -14,6 +14,7 @@ struct RoomsController {
         /// `null` or absent: only authorized users may enter.
         var requiredLevel: Int?
         static let fields: Set<String> = ["name", "description", "type", "bookable", "requiredLevel"]
+        static let nullableFields: Set<String> = ["requiredLevel"]
     }
 
     struct Update: RequestBody {
@@ -24,6 +25,7 @@ struct RoomsController {
         /// Absent: unchanged; `null`: only authorized users may enter.
         var requiredLevel: Patch<Int?>
         static let fields: Set<String> = ["name", "description", "type", "bookable", "requiredLevel"]
+        static let nullableFields: Set<String> = ["requiredLevel"]
 
         enum CodingKeys: String, CodingKey { case name, description, type, bookable, requiredLevel }
 

@@ -83,6 +83,14 @@ extension APIError {
     static func conflict(_ code: ProblemCode, _ title: String) -> APIError { APIError(.conflict, code: code, title: title) }
     static let routeNotFound = APIError(.notFound, code: .routeNotFound, title: "No such endpoint")
     static let methodNotAllowed = APIError(.methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed")
+
+    /// A 405 that names the methods the path does answer, in `Allow` and in the detail.
+    static func methodNotAllowed(allow methods: [HTTPRequest.Method]) -> APIError {
+        let list = methods.map(\.rawValue).joined(separator: ", ")
+        var error = APIError(.methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed", detail: "This path answers \(list).")
+        error.headers[.allow] = list
+        return error
+    }
     static let bodyTooLarge = APIError(.contentTooLarge, code: .bodyTooLarge, title: "The request body is too large")
     static let internalError = APIError(.internalServerError, code: .internalError, title: "Something went wrong on the server")
 

@@ -7,11 +7,16 @@ import UnlockITCore
 /// silently ignored.
 protocol RequestBody: Decodable, Sendable {
     static var fields: Set<String> { get }
+    /// The fields that may be `null`, where `null` means something of its own (a room's
+    /// `requiredLevel`: only authorized users). Any other field sent as `null` is refused: it would
+    /// otherwise read as absent, and a client that meant to clear it would be told it succeeded.
+    static var nullableFields: Set<String> { get }
     /// For a field that holds a list of objects (an import's rows): the fields each object may have.
     static var rowFields: [String: Set<String>] { get }
 }
 
 extension RequestBody {
+    static var nullableFields: Set<String> { [] }
     static var rowFields: [String: Set<String>] { [:] }
 }
 
@@ -25,12 +30,18 @@ extension Request {
         if let unknown = fields.keys.sorted().first(where: { !Body.fields.contains($0) }) {
             throw Self.unknownField(String(unknown.prefix(64)))
         }
+        if let null = fields.keys.sorted().first(where: { fields[$0] is NSNull && !Body.nullableFields.contains($0) }) {
+            throw APIError.invalidField(null, "must not be null")
+        }
         for (list, allowed) in Body.rowFields.sorted(by: { $0.key < $1.key }) {
             guard let rows = fields[list] as? [Any] else { continue }
             for (index, row) in rows.enumerated() {
                 guard let row = row as? [String: Any] else { continue }  // the decoder reports the wrong type
                 if let unknown = row.keys.sorted().first(where: { !allowed.contains($0) }) {
                     throw Self.unknownField("\(list)[\(index)].\(unknown.prefix(64))")
+                }
+                if let null = row.keys.sorted().first(where: { row[$0] is NSNull }) {
+                    throw APIError.invalidField("\(list)[\(index)].\(null)", "must not be null")
                 }
             }
         }
