@@ -23,10 +23,8 @@ import Testing
             let router = UnlockITApp.buildRouter(services: try harness.services(), brokerReady: { false })
             let routed = Set(
                 router.routes.map { route in
-                    let path = route.path.description.split(separator: "/").map { part in
-                        part.hasPrefix(":") ? "{\(part.dropFirst())}" : String(part)
-                    }.joined(separator: "/")
-                    return "\(route.method.rawValue) /\(path)"
+                    // Hummingbird writes a parameter as the document does: `{id}`.
+                    "\(route.method.rawValue) /\(route.path.components.map(\.description).joined(separator: "/"))"
                 })
             #expect(routed.subtracting(documented).isEmpty, "routes missing from the document: \(routed.subtracting(documented).sorted())")
             #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
