@@ -93,11 +93,11 @@ struct ErrorTests {
         try await harness.run { api in
             let admin = try await api.company("Methods")
             let cases: [(HTTPRequest.Method, String, String)] = [
-                (.delete, "/api/v1/users", "GET, POST"),
+                (.delete, "/api/v1/users", "GET, HEAD, POST"),
                 (.put, "/api/v1/locks/lock-front/unlock", "POST"),
-                (.post, "/api/v1/users/00000000-0000-4000-8000-000000000000", "DELETE, GET, PATCH"),
-                (.trace, "/api/v1/audit", "GET"),
-                (.options, "/healthz", "GET"),
+                (.post, "/api/v1/users/00000000-0000-4000-8000-000000000000", "DELETE, GET, HEAD, PATCH"),
+                (.trace, "/api/v1/audit", "GET, HEAD"),
+                (.options, "/healthz", "GET, HEAD"),
                 // The router takes the literal route, not `/users/{id}`: only that route's methods.
                 (.get, "/api/v1/users/import", "POST"),
                 (.put, "/api/v1/rooms/00000000-0000-4000-8000-000000000000/authorized-users", ""),
@@ -117,6 +117,12 @@ struct ErrorTests {
             }
             // Without a token too: what a path answers is no secret, and the route was never reached.
             #expect(try await api.call(.delete, "/api/v1/rooms").status == 405)
+            // HEAD wherever GET is: the same status and headers, no body.
+            let head = try await api.call(.head, "/healthz")
+            #expect(head.status == 200 || head.status == 503)
+            #expect(head.body.isEmpty)
+            #expect(try await api.call(.head, "/api/v1/users", token: admin).status == 200)
+            #expect(try await api.call(.head, "/api/v1/users").status == 401)
         }
     }
 

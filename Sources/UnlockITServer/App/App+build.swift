@@ -67,7 +67,8 @@ public enum UnlockITApp {
     }
 
     static func buildRouter(services: AppServices, brokerReady: @escaping @Sendable () -> Bool) -> Router<AppContext> {
-        let router = Router(context: AppContext.self)
+        // HEAD wherever GET is (RFC 9110 §9.3.2): a load balancer's health check may use it.
+        let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ProblemMiddleware(metrics: services.metrics))
         OperationsController(services: services, brokerReady: brokerReady).addRoutes(to: router)
 

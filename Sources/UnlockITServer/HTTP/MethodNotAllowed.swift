@@ -18,6 +18,9 @@ struct AllowedMethods: Sendable {
             // The API's routes are literal segments and whole-segment parameters (`{id}`).
             let segments = route.path.components.map(\.description).map { $0.hasPrefix("{") ? nil : $0 }
             table[segments, default: []].insert(route.method)
+            // The router answers HEAD wherever it answers GET (`autoGenerateHeadEndpoints`); those
+            // HEAD routes are made when it starts serving, so they are not in this list yet.
+            if route.method == .get { table[segments, default: []].insert(.head) }
         }
         self.routes = table.map { Route(segments: $0.key, methods: $0.value) }
     }
