@@ -20,19 +20,43 @@ extension SQLiteStore {
     public func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
         // Whoever reads the log sees every event handed in before, queued ones included.
         try await audit.flush()
-        return try read { db in
-            var request = AuditRecord.filter(Column("companyId") == query.companyID.rawValue)
-            if let user = query.userID {
-                request = request.filter(Column("actorId") == user.rawValue || Column("subjectId") == user.rawValue)
-            }
-            if let lock = query.lockID { request = request.filter(Column("lockId") == lock.rawValue) }
-            if let room = query.roomID { request = request.filter(Column("roomId") == room.rawValue) }
-            if let action = query.action { request = request.filter(Column("action") == action.rawValue) }
-            if let outcome = query.outcome { request = request.filter(Column("outcome") == outcome.rawValue) }
-            if let from = query.from { request = request.filter(Column("at") >= from) }
-            if let to = query.to { request = request.filter(Column("at") < to) }
-            if let before = query.before { request = request.filter(Column("id") < before) }
-            return try request.order(Column("id").desc).limit(max(1, min(query.limit, 1000))).fetchAll(db).map(\.event)
+        return try read { db in try Self.auditRequest(query, db).fetchAll(db).map(\.event) }
+    }
+
+    /// The request for one page of the log.
+    ///
+    /// Without `from` or `to` a page is newest first by id, through the index of the filter's column
+    /// (every one ends in `id`). With either it is newest first by time, ties by id, through the time
+    /// index, whose entries end in the row id: it stops after `limit` events instead of sorting
+    /// every event of the window by id (with a year's log and `from` a year back, seconds per page).
+    /// `before` then names the previous page's last event, and the page continues after that event's
+    /// place in time; an id that is no event of the company's still pages by id.
+    static func auditRequest(_ query: AuditQuery, _ db: Database) throws -> QueryInterfaceRequest<AuditRecord> {
+        let company = query.companyID.rawValue
+        var request = AuditRecord.filter(Column("companyId") == company)
+        if let user = query.userID {
+            request = request.filter(Column("actorId") == user.rawValue || Column("subjectId") == user.rawValue)
         }
+        if let lock = query.lockID { request = request.filter(Column("lockId") == lock.rawValue) }
+        if let room = query.roomID { request = request.filter(Column("roomId") == room.rawValue) }
+        if let action = query.action { request = request.filter(Column("action") == action.rawValue) }
+        if let outcome = query.outcome { request = request.filter(Column("outcome") == outcome.rawValue) }
+        if let from = query.from { request = request.filter(Column("at") >= from) }
+        if let to = query.to { request = request.filter(Column("at") < to) }
+        let byTime = query.from != nil || query.to != nil
+        if let before = query.before {
+            // The cursor's time as stored, so that it compares exactly as the column does.
+            let cursorTime =
+                byTime
+                ? try DatabaseValue.fetchOne(db, sql: "SELECT at FROM auditEvent WHERE companyId = ? AND id = ?", arguments: [company, before])
+                : nil
+            if let cursorTime {
+                request = request.filter(sql: "(at, id) < (?, ?)", arguments: [cursorTime, before])
+            } else {
+                request = request.filter(Column("id") < before)
+            }
+        }
+        let order = byTime ? [Column("at").desc, Column("id").desc] : [Column("id").desc]
+        return request.order(order).limit(max(1, min(query.limit, 1000)))
     }
 }

@@ -3,7 +3,7 @@ import GRDB
 import SiteHarness
 import Testing
 import UnlockITCore
-import UnlockITStore
+@testable import UnlockITStore
 
 @Suite struct SQLiteStoreTests {
     let directory: TemporaryDirectory
@@ -347,6 +347,58 @@ import UnlockITStore
         let events = try await store.auditEvents(AuditQuery(companyID: company.id, lockID: lock, limit: 1000))
         let reasons = events.map(\.reason)
         #expect(reasons == (0..<100).reversed().map { "r\($0)" })
+    }
+
+    @Test("With from or to, pages run newest first by time and walk the window once, also where time and id disagree")
+    func timeWindowsPageByTime() async throws {
+        let (company, admin) = try await makeCompany("Mu")
+        let (other, otherAdmin) = try await makeCompany("Nu")
+        // Appended in this order (ids rise), with times out of that order and ties.
+        let offsets: [Double] = [5, 1, 3, 3, 9, 0, 7, 3, 2, 8, 6, 4, 3, 1]
+        for (index, offset) in offsets.enumerated() {
+            try await store.append(
+                AuditEvent(
+                    companyID: company.id, at: now.addingTimeInterval(offset), actorID: admin.id, action: .unlock, outcome: .success,
+                    reason: "e\(index)"))
+            try await store.append(
+                AuditEvent(companyID: other.id, at: now.addingTimeInterval(offset), actorID: otherAdmin.id, action: .unlock, outcome: .success))
+        }
+        var seen: [String?] = []
+        var before: Int64?
+        repeat {
+            let page = try await store.auditEvents(
+                AuditQuery(
+                    companyID: company.id, action: .unlock, from: now.addingTimeInterval(1), to: now.addingTimeInterval(9), before: before,
+                    limit: 3))
+            #expect(page.allSatisfy { $0.companyID == company.id })
+            seen += page.map(\.reason)
+            before = page.count == 3 ? page.last!.id : nil
+        } while before != nil
+        let expected = offsets.enumerated().filter { (1..<9).contains($0.element) }
+            .sorted { ($0.element, $0.offset) > ($1.element, $1.offset) }
+            .map { "e\($0.offset)" }
+        #expect(seen == expected)
+        // Without a window, pages stay in id order.
+        let byID = try await store.auditEvents(AuditQuery(companyID: company.id, action: .unlock, limit: 1000))
+        #expect(byID.map(\.reason) == offsets.indices.reversed().map { "e\($0)" })
+    }
+
+    @Test("A time window's page is read through the time index, without sorting the window")
+    func timeWindowsNeedNoSort() async throws {
+        let (company, _) = try await makeCompany("Xi")
+        let queries = [
+            AuditQuery(companyID: company.id, from: now),
+            AuditQuery(companyID: company.id, from: now, to: now.addingTimeInterval(3600)),
+            AuditQuery(companyID: company.id, to: now, before: 42),
+        ]
+        for query in queries {
+            let plan = try store.read { db in
+                let statement = try SQLiteStore.auditRequest(query, db).makePreparedRequest(db).statement
+                return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments).map { $0["detail"] as String }
+            }
+            #expect(plan.contains { $0.contains("auditEvent_time") }, "\(plan)")
+            #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+        }
     }
 
     @Test func theAuditLogFiltersPagesAndCannotBeRewritten() async throws {
