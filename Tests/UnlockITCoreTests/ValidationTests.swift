@@ -17,6 +17,11 @@ import UnlockITCore
         #expect(!Validation.password(String(repeating: "a", count: 129)))
         #expect(!Validation.password("twelve chars\u{0}"))
         #expect(Validation.password("correct horse battery staple"))
+        // Code points, not what the eye counts: six accented letters written with combining accents
+        // are twelve; 65 of them are 130, too long.
+        #expect(Validation.password(String(repeating: "e\u{301}", count: 6)))
+        #expect(!Validation.password(String(repeating: "e\u{301}", count: 65)))
+        #expect(!Validation.password(String(repeating: "é", count: 11)))
     }
 
     @Test func namesAndLevels() {

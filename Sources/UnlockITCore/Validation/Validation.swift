@@ -35,9 +35,11 @@ public enum Validation {
         (0...maximumLevel).contains(value) ? value : nil
     }
 
-    /// 12 to 128 characters. Anything else, including spaces, is allowed: length is what makes a password strong.
+    /// 12 to 128 characters, each Unicode code point counted as one (as NIST SP 800-63B counts them,
+    /// and as the API document's `minLength`/`maxLength` do): `é` typed as e and a combining accent is
+    /// two. Anything else, including spaces, is allowed: length is what makes a password strong.
     public static func password(_ text: String) -> Bool {
-        passwordLength.contains(text.count) && !text.unicodeScalars.contains(where: \.isControl)
+        passwordLength.contains(text.unicodeScalars.count) && !text.unicodeScalars.contains(where: \.isControl)
     }
 }
 
