@@ -77,6 +77,14 @@ struct ErrorTests {
             #expect(nullName.json["detail"] as? String == "name: must not be null")
             let nullRow = try await api.call(.post, "/api/v1/users/import", token: admin, raw: #"{"users":[{"email":"a@b.test","name":null}]}"#)
             #expect(nullRow.json["detail"] as? String == "users[0].name: must not be null")
+            // A row's field is named as the client writes it.
+            let wrongType = try await api.call(
+                .post, "/api/v1/users/import", token: admin,
+                raw: #"{"users":[{"email":"a@b.test","name":"A","role":"employee","securityLevel":1},{"email":"c@b.test","name":7}]}"#)
+            #expect(wrongType.json["detail"] as? String == "users[1].name: has the wrong type")
+            let missing = try await api.call(
+                .post, "/api/v1/users/import", token: admin, raw: #"{"users":[{"email":"a@b.test","name":"A","role":"employee"}]}"#)
+            #expect(missing.json["detail"] as? String == "users[0].securityLevel: is required")
             let huge = #"{"name":"\#(String(repeating: "x", count: 100_000))","type":"office"}"#
             let tooLarge = try await api.call(.post, "/api/v1/rooms", token: admin, raw: huge)
             #expect(tooLarge.status == 413)

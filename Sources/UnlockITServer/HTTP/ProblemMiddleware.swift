@@ -67,14 +67,22 @@ struct ProblemMiddleware: RouterMiddleware {
     }
 
     static func decodingProblem(_ error: DecodingError) -> APIError {
-        func path(_ context: DecodingError.Context) -> String {
-            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        /// A field as a client writes it: `users[0].email`.
+        func path(_ keys: [any CodingKey]) -> String {
+            var path = ""
+            for key in keys {
+                if let index = key.intValue {
+                    path += "[\(index)]"
+                } else {
+                    path += (path.isEmpty ? "" : ".") + key.stringValue
+                }
+            }
             return path.isEmpty ? "body" : path
         }
+        func path(_ context: DecodingError.Context) -> String { path(context.codingPath) }
         switch error {
         case .keyNotFound(let key, let context):
-            let field = (context.codingPath.map(\.stringValue) + [key.stringValue]).joined(separator: ".")
-            return .invalidField(field, "is required")
+            return .invalidField(path(context.codingPath + [key]), "is required")
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             return .invalidField(path(context), "has the wrong type")
         case .dataCorrupted(let context):
