@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HummingbirdBcrypt
 import SiteHarness
 import Testing
 
@@ -27,5 +28,23 @@ import Testing
         #expect(lowered >= 1)
         withExtendedLifetime(hasher) {}
         #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == 0)
+    }
+
+    @Test("A password is the same however its accents were typed, and hashes from before that still verify")
+    func passwordsAreNormalised() async throws {
+        let hasher = PasswordHasher(cost: 4, concurrency: 1)
+        let composed = "Kaffe på café \u{E9}\u{E5}"
+        let decomposed = "Kaffe pa\u{30A} cafe\u{301} e\u{301}a\u{30A}"
+        // Swift's == compares canonically equivalent strings as equal; what is hashed are the bytes.
+        #expect(Array(composed.utf8) != Array(decomposed.utf8))
+        let hash = try await hasher.hash(decomposed)
+        #expect(try await hasher.verify(composed, hash: hash))
+        #expect(try await hasher.verify(decomposed, hash: hash))
+        #expect(try await hasher.verify("of\u{FB01}ce pass phrase", hash: try await hasher.hash("office pass phrase")))
+        #expect(try await !hasher.verify("Kaffe pa cafe ea", hash: hash))
+
+        // A hash made before the normalisation, of the typed (decomposed) form, keeps verifying.
+        let legacy = Bcrypt.hash(PasswordHasher.prehash(decomposed), cost: 4)
+        #expect(try await hasher.verify(decomposed, hash: legacy))
     }
 }

@@ -14,8 +14,14 @@ import Synchronization
 /// bound a hash fails at once with ``AsyncLimiter/Saturated`` (answered as 503 `server_busy` with
 /// `Retry-After`) instead of queueing for ever longer.
 ///
-/// The password is first reduced with SHA-256 (base64, 44 bytes) because bcrypt silently ignores
+/// The password is first put in Unicode's NFKC form (NIST SP 800-63B §5.1.1.2), so that an `é`
+/// typed as one code point on one keyboard and as e and a combining accent on another is the same
+/// password, and then reduced with SHA-256 (base64, 44 bytes) because bcrypt silently ignores
 /// everything after its 72nd byte, and passwords here may be 128 characters of any script.
+///
+/// Hashes made before the normalisation hold the password as it was typed. Where the typed form is
+/// not already NFKC (nearly every password is: ASCII and precomposed letters are), a verification
+/// that fails on the normal form tries the typed form as well, so those passwords keep working.
 public final class PasswordHasher: Sendable {
     let cost: Int
     private let limiter: AsyncLimiter
@@ -34,7 +40,7 @@ public final class PasswordHasher: Sendable {
     deinit { pool.shutdownGracefully { _ in } }
 
     public func hash(_ password: String) async throws -> String {
-        let input = Self.prehash(password)
+        let input = Self.prehash(Self.normalised(password))
         let cost = UInt8(self.cost)
         return try await limiter.run {
             try await pool.runIfActive {
@@ -45,11 +51,16 @@ public final class PasswordHasher: Sendable {
     }
 
     public func verify(_ password: String, hash: String) async throws -> Bool {
-        let input = Self.prehash(password)
+        let normal = Self.normalised(password)
+        // Both forms in one turn of the pool: the second costs a bcrypt only when the first failed
+        // and the typed form differs, which depends on what was typed, never on the account.
+        // Bytes, not `==`, which takes canonically equivalent strings (é and e + ́) for equal.
+        let typedIsNormal = normal.utf8.elementsEqual(password.utf8)
+        let inputs = typedIsNormal ? [Self.prehash(normal)] : [Self.prehash(normal), Self.prehash(password)]
         return try await limiter.run {
             try await pool.runIfActive {
                 Self.yieldToOtherWork()
-                return Bcrypt.verify(input, hash: hash)
+                return inputs.contains { Bcrypt.verify($0, hash: hash) }
             }
         }
     }
@@ -73,6 +84,11 @@ public final class PasswordHasher: Sendable {
             dummy.withLock { $0 = hash }
         }
         _ = try await verify(password, hash: hash)
+    }
+
+    /// NFKC: compatibility characters folded (the ligature `ﬁ` is `fi`), then composed.
+    static func normalised(_ password: String) -> String {
+        password.precomposedStringWithCompatibilityMapping
     }
 
     static func prehash(_ password: String) -> String {
