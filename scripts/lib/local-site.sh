@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# A local site for the scripts that need one: a mosquitto with dynamic security on a free loopback
+# port and an unlockit-server on a SQLite file under $STATE. Sourced by scripts/demo and
+# scripts/fuzz-api, with unlockit-server on PATH and STATE set. Whatever a script adds to PIDS (its
+# locks, say) is stopped with the site when the script exits.
+set -euo pipefail
+
+PIDS=()
+local_site_cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap local_site_cleanup EXIT
+
+free_port() {
+    local port
+    while :; do
+        port=$((20000 + RANDOM % 20000))
+        (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+    done
+}
+
+# start_local_broker [RUNNER...]: sets BROKER_PORT. The broker's setup runs under RUNNER (the demo's
+# `run` shows the command; `quietly` hides its output). With MOSQUITTO_LOG set, mosquitto writes there.
+start_local_broker() {
+    BROKER_PORT=$(free_port)
+    "$@" unlockit-server broker-setup --dir "$STATE/broker" --port "$BROKER_PORT"
+    if [[ -n ${MOSQUITTO_LOG:-} ]]; then
+        mosquitto -c "$STATE/broker/mosquitto.conf" >"$MOSQUITTO_LOG" 2>&1 &
+    else
+        mosquitto -c "$STATE/broker/mosquitto.conf" &
+    fi
+    PIDS+=($!)
+    for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$BROKER_PORT") 2>/dev/null && break; sleep 0.1; done
+}
+
+# start_local_server: the server on $STATE/data, connected to the broker above; exports what the
+# server and the CLI read, and sets SERVER once /healthz answers.
+start_local_server() {
+    export UNLOCKIT_DATABASE="$STATE/data/unlockit.sqlite"
+    export UNLOCKIT_MQTT_URL="mqtt://127.0.0.1:$BROKER_PORT"
+    export UNLOCKIT_MQTT_PASSWORD_FILE="$STATE/broker/server-mqtt-password"
+    export UNLOCKIT_HTTP_PORT=0
+    unlockit-server serve --port-file "$STATE/http-port" 2>"$STATE/server.log" &
+    PIDS+=($!)
+    for _ in $(seq 200); do [[ -s "$STATE/http-port" ]] && break; sleep 0.1; done
+    SERVER="http://127.0.0.1:$(cat "$STATE/http-port")"
+    for _ in $(seq 200); do curl -fs "$SERVER/healthz" >/dev/null && break; sleep 0.1; done
+}
+
+quietly() { "$@" >/dev/null; }
