@@ -3,8 +3,14 @@ import GRDB
 import UnlockITCore
 
 extension SQLiteStore {
-    public func createSession(_ session: Session) async throws {
-        try write { db in try SessionRecord(session).insert(db) }
+    public func createSession(_ session: Session, verifiedHash: String?) async throws -> User {
+        try write { db in
+            guard let record = try UserRecord.fetchOne(db, key: session.userID.rawValue) else { throw StoreError.credentialsChanged }
+            if let verifiedHash, record.passwordHash != verifiedHash { throw StoreError.credentialsChanged }
+            guard record.enabled else { throw StoreError.userDisabled }
+            try SessionRecord(session).insert(db)
+            return record.user
+        }
     }
 
     public func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)? {

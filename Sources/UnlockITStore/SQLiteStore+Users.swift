@@ -16,16 +16,18 @@ extension SQLiteStore {
         try read { db in try CompanyRecord.fetchOne(db, key: id.rawValue)?.company }
     }
 
-    public func createUser(_ user: User, passwordHash: String?, audit: AuditEvent) async throws {
+    public func createUser(_ user: User, passwordHash: String?, checking admin: AdminCheck?, audit: AuditEvent) async throws {
         try write { db in
+            if let admin { try Self.require(admin, db) }
             guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
             try UserRecord(user, passwordHash: passwordHash).insert(db)
             try self.insertAudit(audit, db)
         }
     }
 
-    public func createUsers(_ users: [(user: User, passwordHash: String?, audit: AuditEvent)]) async throws {
+    public func createUsers(_ users: [(user: User, passwordHash: String?, audit: AuditEvent)], checking admin: AdminCheck?) async throws {
         try write { db in
+            if let admin { try Self.require(admin, db) }
             for (user, hash, audit) in users {
                 guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
                 try UserRecord(user, passwordHash: hash).insert(db)
@@ -96,8 +98,16 @@ extension SQLiteStore {
         }
     }
 
-    public func setPassword(_ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, audit: AuditEvent) async throws {
+    public func setPassword(
+        _ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?, checking admin: AdminCheck?,
+        audit: AuditEvent
+    ) async throws {
         try write { db in
+            if let admin { try Self.require(admin, db) }
+            if let replacing {
+                let stored = try String.fetchOne(db, sql: #"SELECT passwordHash FROM "user" WHERE id = ?"#, arguments: [id.rawValue])
+                guard stored == replacing else { throw StoreError.credentialsChanged }
+            }
             try db.execute(
                 sql: #"UPDATE "user" SET passwordHash = ?, mustChangePassword = ?, updatedAt = ? WHERE id = ?"#,
                 arguments: [hash, mustChange, audit.at, id.rawValue])
@@ -108,6 +118,20 @@ extension SQLiteStore {
                 arguments: [audit.at, id.rawValue, keepSession.map { Data($0) }])
             try self.insertAudit(audit, db)
         }
+    }
+
+    /// Throws ``StoreError/sessionEnded`` unless `check`'s session is live and its user enabled, in
+    /// `check`'s company, and ``StoreError/adminRequired`` unless that user is an admin.
+    static func require(_ check: AdminCheck, _ db: Database) throws {
+        let row = try Row.fetchOne(
+            db,
+            sql: #"""
+                SELECT u.role, u.enabled FROM "session" s JOIN "user" u ON u.id = s.userId
+                WHERE s.tokenHash = ? AND s.revokedAt IS NULL AND s.expiresAt > ? AND u.companyId = ?
+                """#,
+            arguments: [Data(check.session), check.at, check.company.rawValue])
+        guard let row, row["enabled"] == true else { throw StoreError.sessionEnded }
+        guard row["role"] == Role.admin.rawValue else { throw StoreError.adminRequired }
     }
 
     /// Throws ``StoreError/lastAdmin`` (rolling back the transaction) if the company has no enabled admin left.

@@ -28,7 +28,8 @@ struct StoreProbe {
         let lock = LockID("lock-probe")!
         try await store.createLock(Lock(id: lock, companyID: company.id, roomID: room.id, name: "Door", state: .registered, createdAt: now))
         let token = (0..<32).map { UInt8($0) }
-        try await store.createSession(Session(tokenHash: token, userID: user.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)))
+        _ = try await store.createSession(
+            Session(tokenHash: token, userID: user.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
         let event = AuditEvent(companyID: company.id, at: now, actorID: user.id, action: .unlock, lockID: lock, outcome: .success, reason: "granted")
 
         func time(_ body: () async throws -> Void) async rethrows -> Samples { try await Samples.timing(iterations, body) }

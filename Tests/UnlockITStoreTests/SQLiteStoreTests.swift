@@ -3,6 +3,7 @@ import GRDB
 import SiteHarness
 import Testing
 import UnlockITCore
+
 @testable import UnlockITStore
 
 @Suite struct SQLiteStoreTests {
@@ -97,7 +98,7 @@ import UnlockITCore
         let (a, adminA) = try await makeCompany("Gamma")
         let (b, _) = try await makeCompany("Delta")
         await #expect(throws: StoreError.emailTaken) {
-            try await store.createUser(makeUser(b.id, adminA.email), passwordHash: nil, audit: audit(b.id))
+            try await store.createUser(makeUser(b.id, adminA.email), passwordHash: nil, checking: nil, audit: audit(b.id))
         }
         _ = try await makeRoom(a.id, "Meeting Room")
         await #expect(throws: StoreError.roomNameTaken) { _ = try await makeRoom(a.id, "meeting room") }
@@ -177,7 +178,7 @@ import UnlockITCore
     @Test func roomsForOneUsersAccessCarryOnlyThatUsersAuthorizations() async throws {
         let (company, admin) = try await makeCompany("Zeta")
         let other = makeUser(company.id, "other@zeta.test")
-        try await store.createUser(other, passwordHash: nil, audit: audit(company.id))
+        try await store.createUser(other, passwordHash: nil, checking: nil, audit: audit(company.id))
         let shared = try await makeRoom(company.id, "Shared")
         let theirs = try await makeRoom(company.id, "Theirs")
         for (user, room) in [(admin.id, shared.id), (other.id, shared.id), (other.id, theirs.id)] {
@@ -202,7 +203,7 @@ import UnlockITCore
         #expect(try await store.user(admin.id)?.role == .admin)
 
         let second = makeUser(company.id, "second@epsilon.test", role: .admin)
-        try await store.createUser(second, passwordHash: nil, audit: audit(company.id))
+        try await store.createUser(second, passwordHash: nil, checking: nil, audit: audit(company.id))
         let demoted = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) { $0.role = .employee }
         #expect(demoted.role == .employee)
         #expect(try await store.user(admin.id)?.role == .employee)
@@ -212,7 +213,7 @@ import UnlockITCore
         let (company, admin) = try await makeCompany("Zeta")
         let batch = [makeUser(company.id, "one@zeta.test"), makeUser(company.id, admin.email), makeUser(company.id, "three@zeta.test")]
         await #expect(throws: StoreError.emailTaken) {
-            try await store.createUsers(batch.map { ($0, nil, audit(company.id)) })
+            try await store.createUsers(batch.map { ($0, nil, audit(company.id)) }, checking: nil)
         }
         #expect(try await store.users(in: company.id).count == 1)
     }
@@ -278,19 +279,101 @@ import UnlockITCore
         let keep: [UInt8] = Array(repeating: 1, count: 32)
         let other: [UInt8] = Array(repeating: 2, count: 32)
         for hash in [keep, other] {
-            try await store.createSession(Session(tokenHash: hash, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)))
+            _ = try await store.createSession(
+                Session(tokenHash: hash, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
         }
-        try await store.setPassword(admin.id, hash: "new", mustChange: false, keepSession: keep, audit: audit(company.id, .changePassword))
+        try await store.setPassword(
+            admin.id, hash: "new", mustChange: false, keepSession: keep, replacing: nil, checking: nil,
+            audit: audit(company.id, .changePassword))
         #expect(try await store.session(tokenHash: keep)?.session.isValid(at: now) == true)
         #expect(try await store.session(tokenHash: other)?.session.isValid(at: now) == false)
         try await store.revokeSession(tokenHash: keep, at: now)
         #expect(try await store.session(tokenHash: keep)?.session.isValid(at: now) == false)
     }
 
+    @Test func aSignInOrPasswordChangeThatVerifiedAnOldHashWritesNothing() async throws {
+        let (company, admin) = try await makeCompany("Omega")
+        let dave = makeUser(company.id, "dave@omega.test")
+        try await store.createUser(dave, passwordHash: "old", checking: nil, audit: audit(company.id))
+        func session(_ byte: UInt8) -> Session {
+            Session(tokenHash: Array(repeating: byte, count: 32), userID: dave.id, createdAt: now, expiresAt: now.addingTimeInterval(3600))
+        }
+        // The sign-in checked "old"; an admin's reset set "reset" while bcrypt ran: no session.
+        try await store.setPassword(
+            dave.id, hash: "reset", mustChange: true, keepSession: nil, replacing: nil, checking: nil, audit: audit(company.id, .changePassword))
+        await #expect(throws: StoreError.credentialsChanged) { _ = try await store.createSession(session(1), verifiedHash: "old") }
+        #expect(try await store.session(tokenHash: session(1).tokenHash) == nil)
+        // Against the hash as stored it starts, and returns the user as stored now.
+        let signedIn = try await store.createSession(session(2), verifiedHash: "reset")
+        #expect(signedIn.mustChangePassword && signedIn.id == dave.id)
+        // Nor does a change of one's own password that verified the old hash replace the reset one.
+        await #expect(throws: StoreError.credentialsChanged) {
+            try await store.setPassword(
+                dave.id, hash: "mine", mustChange: false, keepSession: nil, replacing: "old", checking: nil, audit: audit(company.id, .changePassword)
+            )
+        }
+        #expect(try await store.credentials(email: dave.email)?.passwordHash == "reset")
+        // A user disabled meanwhile gets no session either, whatever the sign-in's method.
+        _ = try await store.updateUser(dave.id, in: company.id, audit: audit(company.id)) { $0.enabled = false }
+        await #expect(throws: StoreError.userDisabled) { _ = try await store.createSession(session(3), verifiedHash: nil) }
+        try await store.deleteUser(dave.id, in: company.id, audit: audit(company.id))
+        await #expect(throws: StoreError.credentialsChanged) { _ = try await store.createSession(session(4), verifiedHash: nil) }
+        _ = admin
+    }
+
+    @Test func anAdminsSlowWriteChecksTheAdminAgain() async throws {
+        let (company, admin) = try await makeCompany("Psi")
+        let second = makeUser(company.id, "second@psi.test", role: .admin)
+        try await store.createUser(second, passwordHash: nil, checking: nil, audit: audit(company.id))
+        let token: [UInt8] = Array(repeating: 7, count: 32)
+        _ = try await store.createSession(
+            Session(tokenHash: token, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
+        let check = AdminCheck(session: token, company: company.id, at: now)
+        try await store.createUser(makeUser(company.id, "a@psi.test"), passwordHash: nil, checking: check, audit: audit(company.id))
+
+        // Another company's id, a later time than the session's expiry: not this admin's session.
+        let (other, _) = try await makeCompany("Chi")
+        await #expect(throws: StoreError.sessionEnded) {
+            try await store.createUser(
+                makeUser(company.id, "b@psi.test"), passwordHash: nil, checking: AdminCheck(session: token, company: other.id, at: now),
+                audit: audit(company.id))
+        }
+        await #expect(throws: StoreError.sessionEnded) {
+            try await store.createUser(
+                makeUser(company.id, "b@psi.test"), passwordHash: nil,
+                checking: AdminCheck(session: token, company: company.id, at: now.addingTimeInterval(3601)), audit: audit(company.id))
+        }
+        // Demoted while the passwords were hashed: nothing of the batch is written.
+        _ = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) { $0.role = .employee }
+        await #expect(throws: StoreError.adminRequired) {
+            try await store.createUsers([(makeUser(company.id, "c@psi.test"), nil, audit(company.id))], checking: check)
+        }
+        await #expect(throws: StoreError.adminRequired) {
+            try await store.setPassword(
+                second.id, hash: "x", mustChange: true, keepSession: nil, replacing: nil, checking: check, audit: audit(company.id, .changePassword))
+        }
+        // Signed out, or disabled: the session no longer counts.
+        _ = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) { $0.role = .admin }
+        let signedOut: [UInt8] = Array(repeating: 8, count: 32)
+        _ = try await store.createSession(
+            Session(tokenHash: signedOut, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
+        try await store.revokeSession(tokenHash: signedOut, at: now)
+        await #expect(throws: StoreError.sessionEnded) {
+            try await store.createUser(
+                makeUser(company.id, "d@psi.test"), passwordHash: nil, checking: AdminCheck(session: signedOut, company: company.id, at: now),
+                audit: audit(company.id))
+        }
+        _ = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) { $0.enabled = false }
+        await #expect(throws: StoreError.sessionEnded) {
+            try await store.createUser(makeUser(company.id, "d@psi.test"), passwordHash: nil, checking: check, audit: audit(company.id))
+        }
+        #expect(Set(try await store.users(in: company.id).map(\.email)) == [admin.email, second.email, "a@psi.test"])
+    }
+
     @Test func anEditChangesOnlyItsFieldsOfTheRowAsStored() async throws {
         let (company, _) = try await makeCompany("Kappa")
         let bob = makeUser(company.id, "bob@kappa.test", level: 2)
-        try await store.createUser(bob, passwordHash: nil, audit: audit(company.id))
+        try await store.createUser(bob, passwordHash: nil, checking: nil, audit: audit(company.id))
         // One admin disables Bob while another, who loaded him before, renames him: both edits stay.
         _ = try await store.updateUser(bob.id, in: company.id, audit: audit(company.id)) { $0.enabled = false }
         let renamed = try await store.updateUser(bob.id, in: company.id, audit: audit(company.id)) { user in
@@ -311,9 +394,10 @@ import UnlockITCore
     @Test func reEnablingAUserRevokesTheSessionsFromBefore() async throws {
         let (company, _) = try await makeCompany("Lambda")
         let carol = makeUser(company.id, "carol@lambda.test")
-        try await store.createUser(carol, passwordHash: nil, audit: audit(company.id))
+        try await store.createUser(carol, passwordHash: nil, checking: nil, audit: audit(company.id))
         let token: [UInt8] = Array(repeating: 3, count: 32)
-        try await store.createSession(Session(tokenHash: token, userID: carol.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)))
+        _ = try await store.createSession(
+            Session(tokenHash: token, userID: carol.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
         _ = try await store.updateUser(carol.id, in: company.id, audit: audit(company.id)) { $0.enabled = false }
         #expect(try await store.session(tokenHash: token)?.session.isValid(at: now) == true)  // still audits her unlock attempts
         _ = try await store.updateUser(carol.id, in: company.id, audit: audit(company.id)) { user in
@@ -327,8 +411,10 @@ import UnlockITCore
         let (_, admin) = try await makeCompany("Mu")
         let expired: [UInt8] = Array(repeating: 4, count: 32)
         let live: [UInt8] = Array(repeating: 5, count: 32)
-        try await store.createSession(Session(tokenHash: expired, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(10)))
-        try await store.createSession(Session(tokenHash: live, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)))
+        _ = try await store.createSession(
+            Session(tokenHash: expired, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(10)), verifiedHash: nil)
+        _ = try await store.createSession(
+            Session(tokenHash: live, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
         #expect(try await store.purgeSessions(expiredBefore: now.addingTimeInterval(60)) == 1)
         #expect(try await store.session(tokenHash: expired) == nil)
         #expect(try await store.session(tokenHash: live) != nil)
@@ -433,7 +519,7 @@ import UnlockITCore
         let (company, admin) = try await makeCompany("Iota")
         let listed = makeUser(company.id, "listed@iota.test")
         let other = makeUser(company.id, "other@iota.test")
-        for user in [listed, other] { try await store.createUser(user, passwordHash: "hash", audit: audit(company.id)) }
+        for user in [listed, other] { try await store.createUser(user, passwordHash: "hash", checking: nil, audit: audit(company.id)) }
         let room = try await makeRoom(company.id, "Vault")
         try await store.setAuthorization(user: listed.id, room: room.id, in: company.id, authorized: true, audit: audit(company.id))
         try await store.setAuthorization(user: admin.id, room: room.id, in: company.id, authorized: true, audit: audit(company.id))

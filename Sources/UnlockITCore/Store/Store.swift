@@ -12,9 +12,11 @@ public protocol Store: Sendable {
     func company(_ id: CompanyID) async throws -> Company?
 
     // MARK: Users
-    func createUser(_ user: User, passwordHash: String?, audit: AuditEvent) async throws
-    /// All or nothing: creates every user, or none if any email is taken (throws ``StoreError/emailTaken``).
-    func createUsers(_ users: [(user: User, passwordHash: String?, audit: AuditEvent)]) async throws
+    /// `admin`, if given, is checked again in the write's transaction (``AdminCheck``).
+    func createUser(_ user: User, passwordHash: String?, checking admin: AdminCheck?, audit: AuditEvent) async throws
+    /// All or nothing: creates every user, or none if any email is taken (throws ``StoreError/emailTaken``)
+    /// or `admin` no longer passes its check (``AdminCheck``).
+    func createUsers(_ users: [(user: User, passwordHash: String?, audit: AuditEvent)], checking admin: AdminCheck?) async throws
     func user(_ id: UserID) async throws -> User?
     func user(_ id: UserID, in company: CompanyID) async throws -> User?
     /// The user with this (normalised) email and their password hash, for sign-in.
@@ -27,7 +29,12 @@ public protocol Store: Sendable {
     func updateUser(_ id: UserID, in company: CompanyID, audit: AuditEvent, change: (inout User) throws -> Void) async throws -> User
     func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws
     /// Sets a new password hash, and revokes every session of the user except `keepSession`.
-    func setPassword(_ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, audit: AuditEvent) async throws
+    /// With `replacing`, only if the stored hash is still that one (the one the user's current
+    /// password was just verified against; else ``StoreError/credentialsChanged``); with `admin`,
+    /// only if that admin still passes ``AdminCheck``.
+    func setPassword(
+        _ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?, checking admin: AdminCheck?,
+        audit: AuditEvent) async throws
 
     // MARK: Rooms
     func createRoom(_ room: Room, audit: AuditEvent) async throws
@@ -71,7 +78,11 @@ public protocol Store: Sendable {
     func setSetting(_ name: String, value: String) async throws
 
     // MARK: Sessions
-    func createSession(_ session: Session) async throws
+    /// Starts `session` if its user still exists, is enabled (else ``StoreError/userDisabled``) and,
+    /// for a password sign-in, still has the hash `verifiedHash` the password was checked against
+    /// (else ``StoreError/credentialsChanged``): a sign-in that waited for bcrypt while the password
+    /// was changed must not outlive the change. Returns the user as stored.
+    func createSession(_ session: Session, verifiedHash: String?) async throws -> User
     /// The session and its user, if the token hash is known (valid or not: the caller checks).
     func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)?
     func revokeSession(tokenHash: [UInt8], at: Date) async throws

@@ -14,4 +14,13 @@ public enum StoreError: Error, Sendable, Equatable {
     case roomHasLocks
     /// The lock is retired: it can be neither activated nor retired again.
     case lockRetired
+    /// The password hash a sign-in or password change verified against, or the account itself, has
+    /// changed (or gone) since: what began before the change must not finish after it.
+    case credentialsChanged
+    /// The user was disabled since the request checked it.
+    case userDisabled
+    /// The request's session ended (revoked, expired, its user deleted or disabled) while it ran.
+    case sessionEnded
+    /// The request's user is no longer an admin.
+    case adminRequired
 }

@@ -63,24 +63,24 @@ struct AuthController {
             }
             throw APIError.invalidCredentials
         }
-        var account: User?
+        var account: (user: User, hash: String)?
         let passed = try await services.signInLimiter.verdict(of: attempt, at: services.clock.now) {
             guard let (user, hash) = try await services.store.credentials(email: email), let hash else {
                 try await services.hasher.verifyNothing(body.password)
                 return false
             }
-            account = user
+            account = (user, hash)
             return try await services.hasher.verify(body.password, hash: hash)
         }
-        guard let user = account, passed else {
+        guard let (user, hash) = account, passed else {
             services.metrics.signIn(outcome: "failure")
-            if let user = account {
+            if let (user, _) = account {
                 try await services.store.append(
                     services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .wrongPassword, subject: user.id))
             }
             throw APIError.invalidCredentials
         }
-        return try await startSession(for: user, method: .password)
+        return try await startSession(for: user, method: .password, verifiedHash: hash)
     }
 
     @Sendable func oidcSignIn(request: Request, context: AppContext) async throws -> SignedIn {
@@ -107,7 +107,7 @@ struct AuthController {
             services.metrics.signIn(outcome: "issuer_not_trusted")
             throw APIError.noAccount
         }
-        return try await startSession(for: user, method: .oidc)
+        return try await startSession(for: user, method: .oidc, verifiedHash: nil)
     }
 
     /// Counts a sign-in attempt against its client's rate (``ClientRateLimiter``), before any work.
@@ -119,19 +119,31 @@ struct AuthController {
         throw APIError.tooManySignIns(retryAfter: wait)
     }
 
-    private func startSession(for user: User, method: AuditReason) async throws -> SignedIn {
-        guard user.enabled else {
+    /// Starts a session for `user`, read before the password check (bcrypt) or the ID token's. The
+    /// store checks again as it writes the session: a user disabled, deleted or given a new password
+    /// (`verifiedHash` no longer theirs) in the meantime gets no session.
+    private func startSession(for user: User, method: AuditReason, verifiedHash: String?) async throws -> SignedIn {
+        func refuseDisabled() async throws -> Never {
             try await services.store.append(
                 services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .userDisabled, subject: user.id))
             services.metrics.signIn(outcome: "user_disabled")
             throw APIError.userDisabled
         }
+        guard user.enabled else { try await refuseDisabled() }
         let token = SessionTokens.generate()
         let now = services.clock.now()
         let session = Session(
             tokenHash: SessionTokens.hash(token), userID: user.id, createdAt: now,
             expiresAt: now.addingTimeInterval(TimeInterval(services.tokenLifetime)))
-        try await services.store.createSession(session)
+        let user: User
+        do {
+            user = try await services.store.createSession(session, verifiedHash: verifiedHash)
+        } catch StoreError.userDisabled {
+            try await refuseDisabled()
+        } catch StoreError.credentialsChanged {
+            services.metrics.signIn(outcome: "failure")
+            throw APIError.invalidCredentials
+        }
         try await services.store.append(services.audit(.signIn, by: user, company: user.companyID, reason: method, subject: user.id))
         services.metrics.signIn(outcome: "success")
         return SignedIn(

@@ -86,7 +86,7 @@ struct MeController {
         }
         let newHash = try await services.hasher.hash(body.newPassword)
         try await services.store.setPassword(
-            identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash,
+            identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: hash, checking: nil,
             audit: services.audit(.changePassword, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
         return .noContent
     }

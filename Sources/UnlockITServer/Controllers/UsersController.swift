@@ -123,7 +123,8 @@ struct UsersController {
     }
 
     @Sendable func create(request: Request, context: AppContext) async throws -> EditedResponse<Created> {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let body = try await request.decodeStrict(Create.self, context: context)
         if let (field, reason) = Self.validate(body) {
             if reason == "weak_password" { throw APIError.weakPassword }
@@ -131,12 +132,14 @@ struct UsersController {
         }
         let (user, hash, generated) = try await prepare(body, admin: admin)
         try await services.store.createUser(
-            user, passwordHash: hash, audit: services.audit(.createUser, by: admin, company: admin.companyID, subject: user.id))
+            user, passwordHash: hash, checking: adminCheck(identity),
+            audit: services.audit(.createUser, by: admin, company: admin.companyID, subject: user.id))
         return EditedResponse(status: .created, response: Created(user: UserResponse(user), initialPassword: generated))
     }
 
     @Sendable func importUsers(request: Request, context: AppContext) async throws -> Response {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         // Anything but a plain yes or no is refused: a misspelt dry run must not import for real.
         let dryRun: Bool
         switch request.uri.queryParameters["dryRun"].map(String.init) {
@@ -187,7 +190,7 @@ struct UsersController {
                 created.append(Created(user: UserResponse(user), initialPassword: generated))
             }
         }
-        if !dryRun { try await services.store.createUsers(batch) }
+        if !dryRun { try await services.store.createUsers(batch, checking: adminCheck(identity)) }
         return try Imported(dryRun: dryRun, created: created).response(from: request, context: context)
     }
 
@@ -241,17 +244,27 @@ struct UsersController {
 
     /// Gives the user a new initial password (which they must change) and signs them out everywhere.
     @Sendable func resetPassword(request: Request, context: AppContext) async throws -> PasswordReset {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let id = try Self.userID(context)
         let body = try await request.decodeStrict(ResetPassword.self, context: context)
         guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound(.userNotFound) }
         if let password = body.password, !Validation.password(password) { throw APIError.weakPassword }
         let generated = body.password == nil ? Self.initialPassword() : nil
         let hash = try await services.hasher.hash(body.password ?? generated!)
-        try await services.store.setPassword(
-            id, hash: hash, mustChange: true, keepSession: nil,
-            audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: .resetByAdmin, subject: id))
+        do {
+            try await services.store.setPassword(
+                id, hash: hash, mustChange: true, keepSession: nil, replacing: nil, checking: adminCheck(identity),
+                audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: .resetByAdmin, subject: id))
+        } catch StoreError.notFound {
+            throw APIError.notFound(.userNotFound)
+        }
         return PasswordReset(initialPassword: generated)
+    }
+
+    /// What a write that follows bcrypt checks again as it commits: that this admin still is one.
+    private func adminCheck(_ identity: Identity) -> AdminCheck {
+        AdminCheck(session: identity.tokenHash, company: identity.user.companyID, at: services.clock.now())
     }
 
     /// 100 random bits as four groups of five Crockford base32 characters, e.g. `7KQ2M-9XD4R-TAWZ3-C8HJN`.
