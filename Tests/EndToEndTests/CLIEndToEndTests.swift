@@ -53,6 +53,8 @@ struct CLIEndToEndTests {
             "otherServer": "Error: You are signed in to", "notRevoked": "the session stays valid on it until",
             "insecure": "is plain http to another machine",
             "paused": "Error: Too many of your unlock attempts were denied, so unlocking is paused for you.",
+            "reset": "clerk@acme.test has a new initial password and was signed out everywhere.",
+            "initial": "Initial password (shown once; it must be changed at first sign-in): ",
         ],
         "da": [
             "signedIn": "Logget ind som admin@acme.test (administrator)", "firstLogin": "Dette er dit første login: vælg din egen adgangskode.",
@@ -69,6 +71,8 @@ struct CLIEndToEndTests {
             "otherServer": "Fejl: Du er logget ind på", "notRevoked": "sessionen er gyldig på den indtil",
             "insecure": "er almindelig http til en anden maskine",
             "paused": "Fejl: For mange af dine forsøg på at låse op blev afvist, så oplåsning er sat på pause for dig.",
+            "reset": "clerk@acme.test har fået en ny startadgangskode og er logget ud overalt.",
+            "initial": "Startadgangskode (vises én gang; den skal skiftes ved første login): ",
         ],
     ]
 
@@ -160,6 +164,25 @@ struct CLIEndToEndTests {
             let usage = try await admin.run(["users", "list", "--no-such-option"])
             #expect(usage.status == 64)
             #expect(usage.stderr.contains(t["usage"]!))
+
+            // A password reset: the server chooses the password, shown once, and it signs the clerk in
+            // (who must then choose their own); or the admin gives one on stdin.
+            let chosen = try await admin.run(["users", "reset-password", "clerk@acme.test"])
+            #expect(chosen.status == 0, "\(chosen)")
+            #expect(chosen.stdout.contains(t["reset"]!), "\(chosen)")
+            let serverPassword = try #require(
+                chosen.stdout.split(separator: "\n").first { $0.hasPrefix(t["initial"]!) }.map { String($0.dropFirst(t["initial"]!.count)) })
+            #expect(serverPassword.count >= 16)
+            #expect(try await clerk.run(["access"]).status == 3)
+            let again = try await clerk.run(
+                ["login", "--server", server, "--email", "clerk@acme.test", "--password-stdin"], stdin: [serverPassword, "my own password 2"])
+            #expect(again.status == 0, "\(again)")
+            let given = try await admin.run(["users", "reset-password", "clerk@acme.test", "--password-stdin"], stdin: ["given password 3"])
+            #expect(given.status == 0, "\(given)")
+            #expect(!given.stdout.contains(t["initial"]!))
+            let withGiven = try await clerk.run(
+                ["login", "--server", server, "--email", "clerk@acme.test", "--password-stdin"], stdin: ["given password 3", "my own password 3"])
+            #expect(withGiven.status == 0, "\(withGiven)")
         }
     }
 

@@ -163,7 +163,9 @@ struct Users: AsyncParsableCommand {
             let (api, _) = try context.signedIn()
             let found = try await Lookup(api: api).user(user)
             let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read("") : nil
-            let reset: PasswordResetModel = try await api.send("POST", "/api/v1/users/\(found.id)/password", ["password": password])
+            // No password is an empty object (the server then chooses one); the API refuses `null`.
+            let body: [String: String] = password.map { ["password": $0] } ?? [:]
+            let reset: PasswordResetModel = try await api.send("POST", "/api/v1/users/\(found.id)/password", body)
             try context.output(reset) {
                 l("users.password_reset", found.email) + (reset.initialPassword.map { "\n" + l("users.initial_password", $0) } ?? "")
             }
