@@ -3,7 +3,7 @@ import Glibc
 import SiteHarness
 import Testing
 
-/// The server's HTTP connections against clients that go silent.
+/// The server's HTTP connections against clients that go silent or send slowly.
 @Suite(.timeLimit(.minutes(2)))
 struct HTTPConnectionEndToEndTests {
     /// A plain TCP connection to the server, for writing partial requests.
@@ -56,6 +56,37 @@ struct HTTPConnectionEndToEndTests {
 
             // Requests that keep coming are served as before.
             #expect(try await site.api.get("/healthz").status == 200)
+        }
+    }
+
+    @Test("An admin demoted while their change's body was still arriving changes nothing")
+    func aChangeFinishedAfterItsAdminWasDemotedIsRefused() async throws {
+        try await Site.with { site in
+            let (employeeID, _) = try await site.employee("emp@slow.test", level: 1)
+            let created = try await site.api.post(
+                "/api/v1/users", token: site.admin,
+                ["email": "second@slow.test", "name": "Second", "role": "admin", "securityLevel": 0, "password": "initial password 1"])
+            #expect(created.status == 201, "\(created)")
+            let second = try await site.api.signIn(email: "second@slow.test", password: "initial password 1", newPassword: "my own password 1")
+            let me = try await site.api.get("/api/v1/me", token: site.admin)
+            let firstID = try #require((me.json["user"] as? [String: any Sendable])?["id"] as? String)
+
+            // The first admin's change: its head (and session check) now, the rest of its body later.
+            let body = #"{"role":"admin"}"#
+            let slow = try RawConnection(port: site.server.port)
+            try slow.send(
+                "PATCH /api/v1/users/\(employeeID) HTTP/1.1\r\nHost: unlockit\r\nAuthorization: Bearer \(site.admin)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body.prefix(5))
+            try await Task.sleep(for: .milliseconds(300))
+            let demoted = try await site.api.call("PATCH", "/api/v1/users/\(firstID)", token: second, json: ["role": "employee"])
+            #expect(demoted.status == 200, "\(demoted)")
+            try slow.send(String(body.dropFirst(5)))
+
+            let answer = try #require(slow.readUntilClosed(limit: .seconds(10)), "no answer to the finished request")
+            #expect(answer.text.hasPrefix("HTTP/1.1 403"), "\(answer.text)")
+            #expect(answer.text.contains("admin_required"), "\(answer.text)")
+            let employee = try await site.api.get("/api/v1/users/\(employeeID)", token: second)
+            #expect(employee.string("role") == "employee", "\(employee)")
         }
     }
 }

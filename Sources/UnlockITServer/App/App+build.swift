@@ -86,7 +86,7 @@ public enum UnlockITApp {
         me.addRoutes(to: signedIn)
         UnlockController(services: services).addRoutes(to: signedIn)
 
-        let admin = signedIn.group().add(middleware: RequireAdmin())
+        let admin = signedIn.group().add(middleware: RequireAdmin(store: services.store, clock: services.clock))
         UsersController(services: services).addRoutes(to: admin)
         RoomsController(services: services).addRoutes(to: admin)
         LocksController(services: services).addRoutes(to: admin)

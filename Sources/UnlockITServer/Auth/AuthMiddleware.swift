@@ -28,10 +28,30 @@ struct AuthMiddleware: RouterMiddleware {
 }
 
 /// Admin-only routes: 403 `admin_required` for everyone else.
+///
+/// A change's body arrives at the client's pace: the idle timeout restarts with every byte, so a
+/// client can hold a request open for as long as it likes between its head, where ``AuthMiddleware``
+/// looked the session up, and its end. An admin demoted, disabled or signed out meanwhile must not
+/// finish a change begun before; so for every method but GET and HEAD the body is read first and
+/// the session and role are checked again once it is in. (Writes that follow slow work of the
+/// server's own, bcrypt, check once more as they commit: ``AdminCheck``.)
 struct RequireAdmin: RouterMiddleware {
     typealias Context = AppContext
+    let store: any Store
+    let clock: ServerClock
 
     func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
+        let identity = try context.requireIdentity()
+        guard identity.user.role == .admin else { throw APIError.adminRequired }
+        guard request.method != .get && request.method != .head else { return try await next(request, context) }
+        var request = request
+        _ = try await request.collectBody(upTo: context.maxUploadSize)
+        guard let (session, user) = try await store.session(tokenHash: identity.tokenHash), session.isValid(at: clock.now()) else {
+            throw APIError.unauthenticated
+        }
+        var context = context
+        context.identity = Identity(user: user, tokenHash: identity.tokenHash)
+        if user.mustChangePassword { throw APIError.passwordChangeRequired }
         guard try context.requireIdentity().user.role == .admin else { throw APIError.adminRequired }
         return try await next(request, context)
     }
