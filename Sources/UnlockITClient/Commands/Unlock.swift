@@ -28,7 +28,7 @@ struct Unlock: AsyncParsableCommand {
 
     /// The lock to open: named directly, or the only lock of a named room, or the one picked among a room's locks.
     func choose(from entries: [AccessEntryModel], _ l: Localizer) throws -> AccessEntryModel {
-        let wanted = lock?.lowercased()
+        let wanted = try lock.map { try Lookup.lockID($0, l) }
         guard let target else {
             // Just --lock: the server decides whether it exists for this user.
             return entries.first { $0.lockId == wanted }

@@ -36,9 +36,13 @@ struct Lookup {
         return room
     }
 
-    func lockID(_ reference: String) throws -> String {
+    func lockID(_ reference: String) throws -> String { try Self.lockID(reference, api.l) }
+
+    /// A lock id as the user typed it, checked: it goes into a URL's path, where `door/retire?`
+    /// would name another endpoint.
+    static func lockID(_ reference: String, _ l: Localizer) throws -> String {
         guard let id = LockID(reference.lowercased()) else {
-            throw CLIError(api.l("error.bad_lock_id", reference), hint: api.l("hint.lock_id"), status: .usage)
+            throw CLIError(l("error.bad_lock_id", reference), hint: l("hint.lock_id"), status: .usage)
         }
         return id.rawValue
     }
