@@ -38,16 +38,25 @@ struct Credentials: Codable, Sendable, Equatable {
     static func load(_ l: Localizer) throws(CLIError) -> Credentials? {
         let path = Self.path()
         let exposed = CLIError(l("error.credentials_exposed", path), hint: l("hint.credentials_exposed", path), status: .insecureCredentials)
-        let unreadable = CLIError(l("error.credentials_unreadable", path), hint: l("hint.credentials_unreadable", path), status: .failure)
+        let notAFile = CLIError(l("error.credentials_not_a_file", path), hint: l("hint.credentials_remove", path), status: .insecureCredentials)
+        let notYours = CLIError(l("error.credentials_not_yours", path), hint: l("hint.credentials_not_yours", path), status: .insecureCredentials)
+        let unreadable = CLIError(l("error.credentials_unreadable", path), hint: l("hint.credentials_remove", path), status: .failure)
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw errno == ELOOP ? exposed : unreadable
+            switch errno {
+            case ENOENT: return nil
+            case ELOOP: throw notAFile
+            // Left behind by `sudo unlockit login`, say: someone else's file, or in someone else's folder.
+            case EACCES where [path, (path as NSString).deletingLastPathComponent].contains(where: { !Self.isOwn($0) }): throw notYours
+            default: throw unreadable
+            }
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw unreadable }
-        guard info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0, info.st_uid == getuid() else { throw exposed }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw notAFile }
+        guard info.st_uid == getuid() else { throw notYours }
+        guard info.st_mode & 0o077 == 0 else { throw exposed }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -90,4 +99,10 @@ struct Credentials: Codable, Sendable, Equatable {
     }
 
     static func remove() { unlink(path()) }
+
+    /// Whether `path` exists and belongs to this user (a link itself, not what it points to).
+    private static func isOwn(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) != 0 || info.st_uid == getuid()
+    }
 }
