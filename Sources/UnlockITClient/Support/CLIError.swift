@@ -19,10 +19,12 @@ public struct CLIError: Error, Sendable {
         let status: ExitStatus
         switch ProblemCode(rawValue: code) {
         case .unauthenticated?: status = .notSignedIn
-        case .adminRequired?, .passwordChangeRequired?, .userDisabled?, .noAccount?: status = .forbidden
+        case .adminRequired?, .passwordChangeRequired?, .userDisabled?: status = .forbidden
         case .accessDenied?, .lockDenied?, .tooManyDeniedUnlocks?: status = .accessDenied
         case .lockOffline?, .lockTimeout?, .brokerUnavailable?: status = .lockUnreachable
-        case .invalidCredentials?, .idTokenInvalid?: status = .notSignedIn
+        // Sign-in refused: a wrong email or password (also the current one of `passwd`), or an
+        // identity with no account here.
+        case .invalidCredentials?, .idTokenInvalid?, .wrongPassword?, .noAccount?: status = .notSignedIn
         default: status = .failure
         }
         let key = "error.\(code)"
