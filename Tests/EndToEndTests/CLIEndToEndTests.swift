@@ -54,6 +54,8 @@ struct CLIEndToEndTests {
             "insecure": "is plain http to another machine",
             "paused": "Error: Too many of your unlock attempts were denied, so unlocking is paused for you.",
             "reset": "clerk@acme.test has a new initial password and was signed out everywhere.",
+            "badLockID": "Error: lock-cli/retire? is not a lock id.",
+            "notAFile": "is a symbolic link or not a regular file", "notYours": "belongs to another user",
             "initial": "Initial password (shown once; it must be changed at first sign-in): ",
         ],
         "da": [
@@ -72,6 +74,8 @@ struct CLIEndToEndTests {
             "insecure": "er almindelig http til en anden maskine",
             "paused": "Fejl: For mange af dine forsøg på at låse op blev afvist, så oplåsning er sat på pause for dig.",
             "reset": "clerk@acme.test har fået en ny startadgangskode og er logget ud overalt.",
+            "badLockID": "Fejl: lock-cli/retire? er ikke et lås-id.",
+            "notAFile": "er et symbolsk link eller ikke en almindelig fil", "notYours": "tilhører en anden bruger",
             "initial": "Startadgangskode (vises én gang; den skal skiftes ved første login): ",
         ],
     ]
@@ -140,6 +144,9 @@ struct CLIEndToEndTests {
             let paused = try await clerk.run(["unlock", "lock-cli"])
             #expect(paused.status == 5, "\(paused)")
             #expect(paused.stderr.contains(t["paused"]!), "\(paused)")
+            // A wrong current password is a wrong password (3), as at sign-in.
+            let wrongCurrent = try await boss.run(["passwd", "--password-stdin"], stdin: ["not my password", "another password 9"])
+            #expect(wrongCurrent.status == 3, "\(wrongCurrent)")
             let access = try await clerk.run(["access"])
             #expect(access.stdout.contains(t["levelTooLow"]!))
 
@@ -164,6 +171,12 @@ struct CLIEndToEndTests {
             let usage = try await admin.run(["users", "list", "--no-such-option"])
             #expect(usage.status == 64)
             #expect(usage.stderr.contains(t["usage"]!))
+            // A lock id goes into the URL's path: one that would name another endpoint is refused here.
+            let smuggled = try await admin.run(["unlock", "--lock", "lock-cli/retire?"])
+            #expect(smuggled.status == 64, "\(smuggled)")
+            #expect(smuggled.stderr.contains(t["badLockID"]!), "\(smuggled)")
+            let stillThere = try await admin.run(["locks", "show", "lock-cli", "--json"])
+            #expect(stillThere.stdout.contains(#""state" : "active""#), "\(stillThere)")
 
             // A password reset: the server chooses the password, shown once, and it signs the clerk in
             // (who must then choose their own); or the admin gives one on stdin.
@@ -267,8 +280,19 @@ struct CLIEndToEndTests {
             // A symbolic link in its place is refused, not followed, even to a private file.
             let moved = admin.credentialsPath + ".moved"
             #expect(rename(admin.credentialsPath, moved) == 0 && symlink(moved, admin.credentialsPath) == 0)
-            #expect(try await admin.run(["whoami"]).status == 78)
+            let linked = try await admin.run(["whoami"])
+            #expect(linked.status == 78, "\(linked)")
+            #expect(linked.stderr.contains(t["notAFile"]!), "\(linked)")
             #expect(unlink(admin.credentialsPath) == 0 && rename(moved, admin.credentialsPath) == 0)
+            // Someone else's file (left by `sudo unlockit login`, say) is refused too, and said so
+            // (only root can give a file away to test it).
+            if getuid() == 0 {
+                #expect(chown(admin.credentialsPath, 4242, 4242) == 0)
+                let foreign = try await admin.run(["whoami"])
+                #expect(foreign.status == 78, "\(foreign)")
+                #expect(foreign.stderr.contains(t["notYours"]!), "\(foreign)")
+                #expect(chown(admin.credentialsPath, getuid(), getgid()) == 0)
+            }
             // A folder someone widened is narrowed again by the next sign-in's save.
             chmod("\(admin.home)/unlockit", 0o755)
 
@@ -320,10 +344,15 @@ struct CLIEndToEndTests {
             #expect(twin.stderr.contains("A room with that name already exists."), "\(twin)")
             let renamed = try await admin.run(["rooms", "edit", "mødelokale", "--name", "MØDELOKALE"])
             #expect(renamed.status == 0, "\(renamed)")
+            let roomID = try #require(try await admin.run(["rooms", "list", "--json"]).items.first?["id"] as? String)
             let removed = try await admin.run(["rooms", "remove", "mødelokale", "--yes"])
             #expect(removed.status == 0, "\(removed)")
             let left = try await admin.run(["rooms", "list", "--json"])
             #expect(left.items.isEmpty, "\(left)")
+            // The log outlives the room: its events are still found by its id.
+            let history = try await admin.run(["audit", "--room", roomID, "--json"])
+            #expect(history.status == 0, "\(history)")
+            #expect(history.items.contains { $0["action"] as? String == "delete_room" }, "\(history)")
         }
     }
 
