@@ -58,7 +58,7 @@ struct AuthController {
             try await services.hasher.verifyNothing(body.password)
             services.metrics.signIn(outcome: "throttled")
             if let (user, _) = try await services.store.credentials(email: email) {
-                try await services.store.append(
+                services.store.enqueue(
                     services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .throttled, subject: user.id))
             }
             throw APIError.invalidCredentials
@@ -74,8 +74,10 @@ struct AuthController {
         }
         guard let (user, hash) = account, passed else {
             services.metrics.signIn(outcome: "failure")
+            // Queued, not awaited: an unknown email writes nothing, and waiting for this commit
+            // would tell the two apart by the answer's time.
             if let (user, _) = account {
-                try await services.store.append(
+                services.store.enqueue(
                     services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .wrongPassword, subject: user.id))
             }
             throw APIError.invalidCredentials
@@ -104,7 +106,8 @@ struct AuthController {
             // answered as if there were no account, so the issuer learns nothing.
             try await services.store.append(
                 services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .issuerNotTrusted, subject: user.id))
-            services.metrics.signIn(outcome: "issuer_not_trusted")
+            // Counted as no account too: /metrics must not tell an issuer what its answer does not.
+            services.metrics.signIn(outcome: "no_account")
             throw APIError.noAccount
         }
         return try await startSession(for: user, method: .oidc, verifiedHash: nil)
