@@ -99,6 +99,9 @@ extension SQLiteStore {
             } else {
                 try record.delete(db)
             }
+            // Idempotent, and the log records only what changed: authorizing someone already on
+            // the list, or removing someone who is not, writes no event.
+            guard db.changesCount == 1 else { return }
             try self.insertAudit(audit, db)
         }
     }

@@ -370,6 +370,30 @@ import UnlockITCore
         #expect(Set(try await store.users(in: company.id).map(\.email)) == [admin.email, second.email, "a@psi.test"])
     }
 
+    @Test func onlyAnAuthorizationThatChangesSomethingIsAudited() async throws {
+        let (company, _) = try await makeCompany("Rho")
+        let erin = makeUser(company.id, "erin@rho.test")
+        try await store.createUser(erin, passwordHash: nil, checking: nil, audit: audit(company.id))
+        let room = try await makeRoom(company.id, "Vault")
+        func authorize(_ yes: Bool) async throws {
+            try await store.setAuthorization(
+                user: erin.id, room: room.id, in: company.id, authorized: yes, audit: audit(company.id, yes ? .authorizeUser : .deauthorizeUser))
+        }
+        func events() async throws -> [AuditAction] {
+            try await store.auditEvents(AuditQuery(companyID: company.id)).map(\.action).filter {
+                $0 == .authorizeUser || $0 == .deauthorizeUser
+            }
+        }
+        try await authorize(false)  // not on the list: nothing changes, nothing is logged
+        try await authorize(true)
+        try await authorize(true)  // already on it
+        #expect(try await store.room(room.id, in: company.id)?.authorizedUsers == [erin.id])
+        try await authorize(false)
+        try await authorize(false)
+        #expect(try await store.room(room.id, in: company.id)?.authorizedUsers == [])
+        #expect(try await events() == [.deauthorizeUser, .authorizeUser])  // newest first
+    }
+
     @Test func anEditChangesOnlyItsFieldsOfTheRowAsStored() async throws {
         let (company, _) = try await makeCompany("Kappa")
         let bob = makeUser(company.id, "bob@kappa.test", level: 2)
