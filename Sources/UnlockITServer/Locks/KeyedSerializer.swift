@@ -38,16 +38,19 @@ final class KeyedSerializer<Key: Hashable & Sendable>: Sendable {
         }
         defer { timeout.cancel() }
         return await withCheckedContinuation { continuation in
-            let acquired = state.withLock { state -> Bool in
+            let answer = state.withLock { state -> Bool? in
                 guard var queue = state.held[key] else {
                     state.held[key] = []
                     return true
                 }
+                // From the deadline on, the timeout may already have looked for this waiter and
+                // found nothing: queued now, it would wait for the holder instead of its deadline.
+                guard ContinuousClock.now < deadline else { return false }
                 queue.append(Waiter(id: id, continuation: continuation))
                 state.held[key] = queue
-                return false
+                return nil
             }
-            if acquired { continuation.resume(returning: true) }
+            if let answer { continuation.resume(returning: answer) }
         }
     }
 

@@ -218,6 +218,12 @@ public final class LockGateway: Sendable {
                     lock: lock, continuation: continuation, onNonce: onNonce, respondBy: respondBy, pastNonce: pastNonce, onLateGrant: onLateGrant,
                     afterAnswer: afterAnswer)
             }
+            // The lock's offline status may have come in since the caller checked, before this
+            // waiter was there to be told (``failWaiters(of:with:)``): now that it is, ask again.
+            guard presence.isOnline(lock) else {
+                finish(req, with: .offline)
+                return
+            }
             // A timer on the MQTT thread, not a task per request: if the answer came first, the
             // request id is gone and the timer finds nothing to do.
             link.schedule(after: ContinuousClock.now.duration(to: deadline)) { [weak self] in self?.finish(req, with: .timeout) }
