@@ -206,7 +206,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (1...64).contains(bcryptConcurrency) else { throw ConfigurationError("the bcrypt concurrency must be 1–64") }
         guard (0...10_000).contains(bcryptQueue) else { throw ConfigurationError("the bcrypt queue must be 0–10000") }
         guard (60...30 * 86400).contains(tokenLifetime) else { throw ConfigurationError("the token lifetime must be 60 s to 30 days") }
-        guard (0.1...60).contains(unlockTimeout) else { throw ConfigurationError("the unlock timeout must be 0.1–60 s") }
+        // A lock forgets its challenge 5 s after issuing it (protocol.md): a longer wait would end a slow
+        // unlock as the lock's `expired` denial instead of `lock_timeout`, and past it nothing can open.
+        guard (0.5...5).contains(unlockTimeout) else { throw ConfigurationError("the unlock timeout must be 0.5–5 s") }
         guard (1...3600).contains(httpIdleTimeout) else { throw ConfigurationError("the HTTP idle timeout must be 1–3600 s") }
         guard signInFailuresPerHour >= 1, lockoutThreshold >= 1, lockoutSeconds >= 1 else {
             throw ConfigurationError("sign-in limits must be positive")
