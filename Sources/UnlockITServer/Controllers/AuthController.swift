@@ -103,8 +103,9 @@ struct AuthController {
         }
         guard identity.maySignIn(user) else {
             // Another company's identity provider vouching for this user: recorded for the user's company,
-            // answered as if there were no account, so the issuer learns nothing.
-            try await services.store.append(
+            // answered as if there were no account, so the issuer learns nothing (the event is queued,
+            // not awaited: an answer that waited for its commit would come later than a missing account's).
+            services.store.enqueue(
                 services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .issuerNotTrusted, subject: user.id))
             // Counted as no account too: /metrics must not tell an issuer what its answer does not.
             services.metrics.signIn(outcome: "no_account")
