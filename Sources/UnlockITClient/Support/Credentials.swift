@@ -100,7 +100,8 @@ struct Credentials: Codable, Sendable, Equatable {
 
     static func remove() { unlink(path()) }
 
-    /// Whether `path` exists and belongs to this user (a link itself, not what it points to).
+    /// Whether `path` (a link itself, not what it points to) is this user's, or cannot be looked at:
+    /// then nothing says it is someone else's.
     private static func isOwn(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) != 0 || info.st_uid == getuid()
