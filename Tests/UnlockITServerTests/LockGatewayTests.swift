@@ -378,6 +378,17 @@ import UnlockITCore
         await #expect(throws: ActivationFailure.alreadyActivated) { _ = try await otherKey.value }
     }
 
+    @Test func nothingIsSentBeforeTheServersBrokerRoleIsInPlace() async throws {
+        let link = FakeLink()
+        let gateway = LockGateway(link: link, timeout: .seconds(1), metrics: ServerMetrics(), logger: Logger(label: "test"), isReady: { false })
+        gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
+        #expect(await gateway.unlock(lock, key: key) == .brokerUnavailable)
+        await #expect(throws: ActivationFailure.brokerUnavailable) {
+            _ = try await gateway.activate(lock, setupCode: SetupCode.random(), pending: { nil }, hold: { _ in })
+        }
+        #expect(link.commands.isEmpty)
+    }
+
     @Test func malformedEventsAreCountedAndDropped() async throws {
         let metrics = ServerMetrics()
         let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: Logger(label: "test"))

@@ -40,7 +40,7 @@ public final class BrokerLink: Service, Sendable {
         client = try MQTTClient(
             configuration: configuration, delivery: .handler { router.route($0) }, logger: logger,
             onConnectionEvent: { router.connectionChanged($0) })
-        gateway = LockGateway(link: client, timeout: unlockTimeout, metrics: metrics, logger: logger)
+        gateway = LockGateway(link: client, timeout: unlockTimeout, metrics: metrics, logger: logger, isReady: { readyFlag.value })
         accounts = BrokerAccounts(link: client, logger: logger)
         router.attach(
             gateway: gateway, accounts: accounts,

@@ -73,8 +73,15 @@ public final class LockGateway: Sendable {
     private let metrics: ServerMetrics
     private let logger: Logger
 
-    public init(link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger) {
+    /// Whether the server may command the locks: connected is not enough until the broker has
+    /// given the server's account its role (``BrokerLink``); before, the broker drops its commands.
+    private let isReady: @Sendable () -> Bool
+
+    public init(
+        link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger, isReady: @escaping @Sendable () -> Bool = { true }
+    ) {
         self.link = link
+        self.isReady = isReady
         self.timeout = timeout
         self.metrics = metrics
         self.logger = logger
@@ -94,7 +101,7 @@ public final class LockGateway: Sendable {
     /// `onLateGrant` runs (on the MQTT thread) if the outcome was `lockTimeout` but the lock then
     /// reports it opened after all: the door's record must not miss an opening.
     public func unlock(_ lock: LockID, key: Key128, onLateGrant: @escaping @Sendable () -> Void = {}) async -> UnlockOutcome {
-        guard link.isConnected else { return .brokerUnavailable }
+        guard link.isConnected, isReady() else { return .brokerUnavailable }
         guard presence.isOnline(lock) else { return .lockOffline }
         let deadline = ContinuousClock.now + timeout
         guard await serializer.acquire(lock, deadline: deadline) else { return .lockTimeout }
@@ -146,7 +153,7 @@ public final class LockGateway: Sendable {
         _ lock: LockID, setupCode: SetupCode, pending: () async throws -> PendingPairing?,
         hold: @Sendable (PendingPairing) async throws -> Void
     ) async throws -> Key128 {
-        guard link.isConnected else { throw ActivationFailure.brokerUnavailable }
+        guard link.isConnected, isReady() else { throw ActivationFailure.brokerUnavailable }
         guard presence.isOnline(lock) else { throw ActivationFailure.lockOffline }
         // Three exchanges: allow each the unlock timeout.
         let deadline = ContinuousClock.now + timeout * 3
