@@ -82,11 +82,12 @@ public enum UnlockITApp {
         auth.addSignedInRoutes(to: pending)
         me.addPasswordRoutes(to: pending)
 
-        let signedIn = api.group().add(middleware: AuthMiddleware(store: services.store, clock: services.clock))
+        let authentication = AuthMiddleware(store: services.store, clock: services.clock)
+        let signedIn = api.group().add(middleware: authentication)
         me.addRoutes(to: signedIn)
         UnlockController(services: services).addRoutes(to: signedIn)
 
-        let admin = signedIn.group().add(middleware: RequireAdmin(store: services.store, clock: services.clock))
+        let admin = signedIn.group().add(middleware: RequireAdmin(authentication: authentication))
         UsersController(services: services).addRoutes(to: admin)
         RoomsController(services: services).addRoutes(to: admin)
         LocksController(services: services).addRoutes(to: admin)

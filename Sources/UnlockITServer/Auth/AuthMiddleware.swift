@@ -14,16 +14,21 @@ struct AuthMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
         guard let token = request.headers.bearerToken, SessionTokens.isWellFormed(token) else { throw APIError.unauthenticated }
-        let hash = SessionTokens.hash(token)
+        var context = context
+        context.identity = try await identity(tokenHash: SessionTokens.hash(token))
+        return try await next(request, context)
+    }
+
+    /// The session's user as stored now: 401 unless the session is live, 403 for a pending
+    /// password change unless allowed.
+    func identity(tokenHash: [UInt8]) async throws -> Identity {
         // A disabled user's session stays authenticated, so that an unlock attempt is refused by the
         // access rule and audited; every other route refuses them (AppContext.requireIdentity).
-        guard let (session, user) = try await store.session(tokenHash: hash), session.isValid(at: clock.now()) else {
+        guard let (session, user) = try await store.session(tokenHash: tokenHash), session.isValid(at: clock.now()) else {
             throw APIError.unauthenticated
         }
         if user.mustChangePassword && !allowsPendingPasswordChange { throw APIError.passwordChangeRequired }
-        var context = context
-        context.identity = Identity(user: user, tokenHash: hash)
-        return try await next(request, context)
+        return Identity(user: user, tokenHash: tokenHash)
     }
 }
 
@@ -37,8 +42,8 @@ struct AuthMiddleware: RouterMiddleware {
 /// server's own, bcrypt, check once more as they commit: ``AdminCheck``.)
 struct RequireAdmin: RouterMiddleware {
     typealias Context = AppContext
-    let store: any Store
-    let clock: ServerClock
+    /// The check the route's head passed, run again.
+    let authentication: AuthMiddleware
 
     func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
         let identity = try context.requireIdentity()
@@ -46,12 +51,8 @@ struct RequireAdmin: RouterMiddleware {
         guard request.method != .get && request.method != .head else { return try await next(request, context) }
         var request = request
         _ = try await request.collectBody(upTo: context.maxUploadSize)
-        guard let (session, user) = try await store.session(tokenHash: identity.tokenHash), session.isValid(at: clock.now()) else {
-            throw APIError.unauthenticated
-        }
         var context = context
-        context.identity = Identity(user: user, tokenHash: identity.tokenHash)
-        if user.mustChangePassword { throw APIError.passwordChangeRequired }
+        context.identity = try await authentication.identity(tokenHash: identity.tokenHash)
         guard try context.requireIdentity().user.role == .admin else { throw APIError.adminRequired }
         return try await next(request, context)
     }
