@@ -40,17 +40,10 @@ struct Audit: AsyncParsableCommand {
         let (api, _) = try context.signedIn()
         let lookup = Lookup(api: api)
         var query: [String] = ["limit=\(limit)"]
-        // An id is used as given: the log outlives the users and rooms it names, whom the server no
-        // longer knows; an email or a name is looked up.
-        if let user {
-            let id = if let id = UserID(user) { id.rawValue } else { try await lookup.user(user).id }
-            query.append("user=\(id)")
-        }
+        // The log outlives the users and rooms it names: an id is used as given, not looked up.
+        if let user { query.append("user=\(try await lookup.userID(user))") }
         if let lock { query.append("lock=\(try lookup.lockID(lock))") }
-        if let room {
-            let id = if let id = RoomID(room) { id.rawValue } else { try await lookup.room(room).id }
-            query.append("room=\(id)")
-        }
+        if let room { query.append("room=\(try await lookup.roomID(room))") }
         if let action { query.append("action=\(action.rawValue)") }
         if let outcome { query.append("outcome=\(outcome.rawValue)") }
         let iso = ISO8601DateFormatter()

@@ -14,6 +14,19 @@ struct Lookup {
         return user
     }
 
+    /// A user's id: one given as an id is taken as it is (the audit log names users the server no
+    /// longer knows); an email is looked up.
+    func userID(_ reference: String) async throws -> String {
+        if let id = UserID(reference) { return id.rawValue }
+        return try await user(reference).id
+    }
+
+    /// A room's id, the same way: an id as given, a name looked up.
+    func roomID(_ reference: String) async throws -> String {
+        if let id = RoomID(reference) { return id.rawValue }
+        return try await room(reference).id
+    }
+
     func room(_ reference: String) async throws -> RoomModel {
         if RoomID(reference) != nil { return try await api.get("/api/v1/rooms/\(reference.lowercased())") }
         let rooms: ItemsModel<RoomModel> = try await api.get("/api/v1/rooms")
