@@ -55,6 +55,7 @@ struct CLIEndToEndTests {
             "paused": "Error: Too many of your unlock attempts were denied, so unlocking is paused for you.",
             "reset": "clerk@acme.test has a new initial password and was signed out everywhere.",
             "badLockID": "Error: lock-cli/retire? is not a lock id.",
+            "newBrokerPassword": "lock-cli has a new broker password; the old one no longer works.",
             "notAFile": "is a symbolic link or not a regular file", "notYours": "belongs to another user",
             "initial": "Initial password (shown once; it must be changed at first sign-in): ",
         ],
@@ -73,6 +74,7 @@ struct CLIEndToEndTests {
             "otherServer": "Fejl: Du er logget ind på", "notRevoked": "sessionen er gyldig på den indtil",
             "insecure": "er almindelig http til en anden maskine",
             "paused": "Fejl: For mange af dine forsøg på at låse op blev afvist, så oplåsning er sat på pause for dig.",
+            "newBrokerPassword": "lock-cli har en ny broker-adgangskode; den gamle virker ikke længere.",
             "reset": "clerk@acme.test har fået en ny startadgangskode og er logget ud overalt.",
             "badLockID": "Fejl: lock-cli/retire? er ikke et lås-id.",
             "notAFile": "er et symbolsk link eller ikke en almindelig fil", "notYours": "tilhører en anden bruger",
@@ -166,6 +168,21 @@ struct CLIEndToEndTests {
             let offline = try await boss.run(["unlock", "Lab"])
             #expect(offline.status == 6)
             #expect(offline.stderr.contains(t["offline"]!))
+
+            // A new broker password for it: confirmed first, shown once; the lock comes back with it.
+            let unconfirmed = try await admin.run(["locks", "broker-password", "lock-cli"])
+            #expect(unconfirmed.status == 64, "\(unconfirmed)")
+            let reissued = try await admin.run(["locks", "broker-password", "lock-cli", "--yes"])
+            #expect(reissued.status == 0, "\(reissued)")
+            #expect(reissued.stdout.contains(t["newBrokerPassword"]!), "\(reissued)")
+            let words = reissued.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+            let newPassword = try #require(words.first { $0.count == 64 && $0.allSatisfy(\.isHexDigit) })
+            #expect(newPassword != password)
+            try await lock.start(broker: site.broker.url, password: newPassword, pairing: false)
+            try await Self.waitUntilOnline(admin, true)
+            #expect(try await boss.run(["unlock", "Lab"]).status == 0)
+            await lock.stop()
+            try await Self.waitUntilOnline(admin, false)
 
             // Usage errors.
             let usage = try await admin.run(["users", "list", "--no-such-option"])

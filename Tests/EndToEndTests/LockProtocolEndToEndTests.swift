@@ -356,6 +356,79 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A new broker password: the lock is disconnected, the old password refused, the key kept; a lost registration recovers")
+    func newBrokerPassword() async throws {
+        try await Site.with() { site in
+            let (lock, oldPassword) = try await site.activeLock("lock-new-password")
+            try await site.authorizeAdmin()
+            #expect(try await site.unlock(lock.id).status == 200)
+
+            let reply = try await site.api.post("/api/v1/locks/\(lock.id)/broker-password", token: site.admin)
+            #expect(reply.status == 200, "\(reply)")
+            let mqtt = try #require(reply.json["mqtt"] as? [String: any Sendable])
+            let newPassword = try #require(mqtt["password"] as? String)
+            #expect(newPassword != oldPassword && newPassword.count == 64 && newPassword.allSatisfy(\.isHexDigit))
+            #expect(mqtt["username"] as? String == lock.id)
+            #expect((reply.json["lock"] as? [String: any Sendable])?["state"] as? String == "active")
+
+            // The broker disconnected the lock at once (without its will: the server says offline by
+            // itself); it cannot come back with the old password.
+            try await lock.process!.waitForLine(containing: "lost the broker")
+            try await site.waitUntilOnline(lock.id, false)
+            #expect(try await site.unlock(lock.id).code == "lock_offline")
+            let refusals = LockedBox<[MQTTConnectionEvent]>([])
+            let old = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: site.broker.port, clientID: lock.id, username: lock.id, password: oldPassword),
+                onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
+            old.start()
+            try await Network.waitUntil("the old password refused") { refusals.get().contains(.refused(code: 5)) }
+            await old.shutdown()
+
+            // With the new password the same lock connects and opens: its key was kept, no activation.
+            await lock.stop()
+            try await lock.start(broker: site.brokerURL, password: newPassword, pairing: false)
+            try await site.waitUntilOnline(lock.id)
+            let after = try await site.unlock(lock.id)
+            #expect(after.status == 200 && after.json["granted"] as? Bool == true, "\(after)")
+            #expect(try await lock.stats()["openings"] == 1)  // the restarted process counts from zero
+
+            // Audited, and the password is in no audit event and no log line.
+            let audit = try await site.api.get("/api/v1/audit?action=reset_lock_password", token: site.admin)
+            let events = try #require(audit.json["items"] as? [[String: any Sendable]])
+            #expect(events.count == 1)
+            #expect(events.first?["lockId"] as? String == lock.id && events.first?["outcome"] as? String == "success")
+            #expect(!String(decoding: audit.body, as: UTF8.self).contains(newPassword))
+            #expect(site.server.process.lines(containing: newPassword).isEmpty)
+
+            // A registration whose answer was lost: the device id is taken and no one has the password.
+            let lost = try await TestLock(id: "lock-lost-answer", directory: site.directory.path)
+            let registered = try await site.api.post("/api/v1/locks", token: site.admin, ["id": lost.id, "name": "Lost", "roomId": site.roomID])
+            #expect(registered.status == 201)
+            let again = try await site.api.post("/api/v1/locks", token: site.admin, ["id": lost.id, "name": "Lost", "roomId": site.roomID])
+            #expect(again.code == "lock_id_taken")
+            let recovered = try await site.api.post("/api/v1/locks/\(lost.id)/broker-password", token: site.admin)
+            let password = try #require((recovered.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
+            try await lost.start(broker: site.brokerURL, password: password, pairing: true)
+            let activated = try await site.api.post("/api/v1/locks/\(lost.id)/activate", token: site.admin, ["setupCode": lost.setupCode])
+            #expect(activated.status == 200, "\(activated)")
+
+            // Refused: an employee, a lock of another company (not found), a retired lock.
+            let employee = try await site.employee("clerk@site.test", level: 5)
+            let forbidden = try await site.api.post("/api/v1/locks/\(lock.id)/broker-password", token: employee.token)
+            #expect(forbidden.status == 403)
+            let other = try await site.server.adminSession(company: "Other", email: "admin@other.test")
+            let foreign = try await site.api.post("/api/v1/locks/\(lock.id)/broker-password", token: other)
+            #expect(foreign.status == 404 && foreign.code == "lock_not_found")
+            #expect(try await site.api.post("/api/v1/locks/\(lost.id)/retire", token: site.admin).status == 200)
+            let retired = try await site.api.post("/api/v1/locks/\(lost.id)/broker-password", token: site.admin)
+            #expect(retired.status == 409 && retired.code == "lock_retired")
+            await #expect(throws: HarnessError.self) { try await site.broker.dynsec(["getClient", lost.id]) }
+            // The refusals changed nothing: the lock still opens with the password it was given.
+            #expect(try await site.unlock(lock.id).status == 200)
+        }
+    }
+
     @Test("A killed lock is marked offline by its last will; unlocking it answers at once")
     func killedLock() async throws {
         try await Site.with() { site in

@@ -7,7 +7,7 @@ struct Locks: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             abstract: L.current("help.locks.abstract"), discussion: L.current("help.locks.discussion"),
-            subcommands: [List.self, Add.self, Activate.self, Show.self, Retire.self])
+            subcommands: [List.self, Add.self, Activate.self, Show.self, BrokerPassword.self, Retire.self])
     }
 
     struct List: AsyncParsableCommand {
@@ -109,6 +109,33 @@ struct Locks: AsyncParsableCommand {
                 table.add([l("column.firmware"), found.firmwareVersion ?? "–"])
                 table.add([l("column.activated"), context.date(found.activatedAt)])
                 return table.rendered
+            }
+        }
+    }
+
+    struct BrokerPassword: AsyncParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(
+                commandName: "broker-password", abstract: L.current("help.locks.broker_password.abstract"),
+                discussion: L.current("help.locks.broker_password.discussion"))
+        }
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp(L.current("help.locks.id"), valueName: "lock")) var lock: String
+        @Flag(help: ArgumentHelp(L.current("help.option.yes"))) var yes = false
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let l = context.l
+            let (api, _) = try context.signedIn()
+            let id = try Lookup(api: api).lockID(lock)
+            try confirmOrRefuse(yes: yes, question: l("locks.confirm_broker_password", id), l)
+            let reset: RegisteredLockModel = try await api.send("POST", "/api/v1/locks/\(id)/broker-password")
+            try context.output(reset) {
+                [
+                    l("locks.broker_password_reset", reset.lock.id),
+                    l("locks.credentials", reset.mqtt.broker, reset.mqtt.username, reset.mqtt.password),
+                    l("locks.broker_password_next_step"),
+                ].joined(separator: "\n")
             }
         }
     }

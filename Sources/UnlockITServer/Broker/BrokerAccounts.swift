@@ -141,6 +141,26 @@ public final class BrokerAccounts: Sendable {
         return (current.first?.data?.client?.roles ?? []).map(\.rolename) == [Self.lockRole(lock)]
     }
 
+    /// Gives the lock's account a new password. The broker disconnects whoever is connected with the
+    /// old one (`modifyClient` enforces its changes by kicking the account's clients), so the old
+    /// password stops working at once. An account the broker lost is made again; an account of that
+    /// name that is not a lock's is refused with ``AccountError/nameTaken``, as in ``createLockAccount(_:password:)``.
+    public func resetLockPassword(_ lock: LockID, password: String) async throws {
+        var getClient = Command(command: "getClient")
+        getClient.username = lock.rawValue
+        let current = try await run([getClient])
+        if current.first?.error?.contains("not found") == true {
+            logger.warning("the lock's broker account was missing; making it again", metadata: ["lock": "\(lock)"])
+            return try await createLockAccount(lock, password: password)
+        }
+        try Self.check(current)
+        guard (current.first?.data?.client?.roles ?? []).map(\.rolename) == [Self.lockRole(lock)] else { throw AccountError.nameTaken }
+        var modifyClient = Command(command: "modifyClient")
+        modifyClient.username = lock.rawValue
+        modifyClient.password = password
+        try Self.check(try await run([modifyClient]))
+    }
+
     /// Deletes the lock's account and role; the broker disconnects the lock if it is connected.
     public func deleteLockAccount(_ lock: LockID) async throws {
         var deleteClient = Command(command: "deleteClient")

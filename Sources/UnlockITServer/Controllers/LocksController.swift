@@ -27,6 +27,7 @@ struct LocksController {
         var password: String
     }
 
+    /// A lock with its broker credentials: the answer to a registration and to a password reset.
     struct Registered: ResponseCodable {
         var lock: LockResponse
         var mqtt: BrokerCredentials
@@ -38,6 +39,7 @@ struct LocksController {
         group.get("locks/:id", use: show)
         group.post("locks/:id/activate", use: activate)
         group.post("locks/:id/retire", use: retire)
+        group.post("locks/:id/broker-password", use: resetBrokerPassword)
     }
 
     static func lockID(_ context: AppContext) throws -> LockID {
@@ -183,6 +185,38 @@ struct LocksController {
             audit: services.audit(.retireLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
         guard let retired = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(retired)
+    }
+
+    /// A new broker password for a registered or active lock, shown once in the answer: the way back
+    /// when a registration's answer was lost (the device id is taken and no one has its password) or a
+    /// lock's password leaked. The broker disconnects the lock at once; it connects again once it has
+    /// the new password. The lock's key is untouched, so an active lock needs no new activation.
+    @Sendable func resetBrokerPassword(request: Request, context: AppContext) async throws -> Registered {
+        let admin = try context.requireIdentity().user
+        let id = try Self.lockID(context)
+        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
+        guard lock.state != .retired else { throw APIError.conflict(.lockRetired, "The lock is retired") }
+        let password = Self.brokerPassword()
+        do {
+            try await services.accounts.resetLockPassword(id, password: password)
+        } catch {
+            services.logger.error("could not reset the lock's broker password", metadata: ["lock": "\(id)", "error": "\(error)"])
+            try await services.store.append(
+                services.audit(
+                    .resetLockPassword, by: admin, company: admin.companyID, outcome: .error, reason: .brokerUnavailable, lock: id,
+                    room: lock.roomID))
+            if case BrokerAccounts.AccountError.nameTaken = error { throw StoreError.lockIDTaken }
+            throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not change the lock's password")
+        }
+        // A retirement running alongside may have deleted the account just before the reset made it
+        // again: a retired lock must not be able to connect, so its account goes once more.
+        guard try await services.store.lock(id, in: admin.companyID)?.state != .retired else {
+            try await services.accounts.deleteLockAccount(id)
+            throw APIError.conflict(.lockRetired, "The lock is retired")
+        }
+        services.gateway.brokerDisconnected(id)
+        try await services.store.append(services.audit(.resetLockPassword, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
+        return Registered(lock: response(lock), mqtt: BrokerCredentials(broker: services.brokerURL, username: id.rawValue, password: password))
     }
 
     /// 256 random bits, hex: the lock's broker password.

@@ -94,6 +94,17 @@ public final class LockGateway: Sendable {
 
     public func presence(of lock: LockID) -> LockPresence? { presence.presence(lock) }
 
+    /// The broker disconnected the lock on the server's behalf (its password changed). mosquitto does
+    /// that without the lock's last will, so no offline status comes: the lock is offline from here
+    /// until its next status says otherwise.
+    public func brokerDisconnected(_ lock: LockID) {
+        if presence.status(lock, online: false, firmware: nil, now: Date()) {
+            logger.info("lock offline", metadata: ["lock": "\(lock)"])
+            metrics.locksOnline(presence.onlineCount)
+        }
+        failWaiters(of: lock, with: .offline)
+    }
+
     // MARK: - Unlock
 
     /// Runs challenge → respond → result with the lock's key. The access rule must already have allowed it.
