@@ -327,6 +327,7 @@ struct CLIEndToEndTests {
             let loggedOut = try await admin.run(["logout", "--json"])
             #expect(loggedOut.status == 0)
             #expect(loggedOut.json["signedOut"] as? Bool == true, "\(loggedOut)")
+            #expect(loggedOut.json["revoked"] as? Bool == true)
             #expect(!FileManager.default.fileExists(atPath: admin.credentialsPath))
             #expect(try await admin.run(["logout", "--json"]).json["signedOut"] as? Bool == false)
 
@@ -337,9 +338,11 @@ struct CLIEndToEndTests {
             let folder = try FileManager.default.attributesOfItem(atPath: "\(admin.home)/unlockit")[.posixPermissions] as? NSNumber
             #expect(folder?.intValue == 0o700)
             await site.server.stop()
-            let stranded = try await admin.run(["logout"])
+            let stranded = try await admin.run(["logout", "--json"])
             #expect(stranded.status == 7, "\(stranded)")
             #expect(stranded.stderr.contains(t["notRevoked"]!), "\(stranded)")
+            #expect(stranded.json["signedOut"] as? Bool == true && stranded.json["revoked"] as? Bool == false, "\(stranded)")
+            #expect(stranded.json["validUntil"] is String)
             #expect(!FileManager.default.fileExists(atPath: admin.credentialsPath))
         }
     }

@@ -15,6 +15,10 @@ struct Logout: AsyncParsableCommand {
         struct Outcome: Encodable {
             var signedOut: Bool
             var email: String?
+            /// Whether the server ended the session; absent without one. False when it could not be
+            /// reached: the session then stays valid on it until `validUntil`.
+            var revoked: Bool?
+            var validUntil: Date?
         }
         guard let credentials = try Credentials.load(l) else {
             try context.output(Outcome(signedOut: false, email: nil)) { l("logout.not_signed_in") }
@@ -33,11 +37,15 @@ struct Logout: AsyncParsableCommand {
         }
         Credentials.remove()
         guard reached else {
+            // Forgotten here, not ended there: scripts get that in JSON too, besides the exit status.
+            if context.json {
+                try context.printJSON(Outcome(signedOut: true, email: credentials.email, revoked: false, validUntil: credentials.expiresAt))
+            }
             throw CLIError(
                 l("logout.not_revoked", credentials.email, context.date(credentials.expiresAt)), hint: l("hint.server_unreachable"),
                 status: .serverUnreachable)
         }
-        try context.output(Outcome(signedOut: true, email: credentials.email)) { l("logout.done", credentials.email) }
+        try context.output(Outcome(signedOut: true, email: credentials.email, revoked: true)) { l("logout.done", credentials.email) }
     }
 }
 
