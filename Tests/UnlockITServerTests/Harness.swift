@@ -62,7 +62,8 @@ struct Harness {
             store: store, clock: clock.serverClock, hasher: PasswordHasher(cost: 12, concurrency: 1),
             signInLimiter: SignInLimiter(perHour: 100, lockoutThreshold: 5, lockoutSeconds: 60),
             clientLimiter: ClientRateLimiter(perMinute: configuration.signInsPerClientPerMinute),
-            deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute), trustedProxies: [],
+            deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
+            takenEmailLimiter: TakenEmailLimiter(perDay: configuration.takenEmailsPerDay), trustedProxies: [],
             oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,
             accounts: link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: "")
     }

@@ -52,6 +52,7 @@ public enum UnlockITApp {
                 lockoutSeconds: configuration.lockoutSeconds),
             clientLimiter: ClientRateLimiter(perMinute: configuration.signInsPerClientPerMinute),
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
+            takenEmailLimiter: TakenEmailLimiter(perDay: configuration.takenEmailsPerDay),
             trustedProxies: Set(configuration.trustedProxies.compactMap(ClientAddress.canonical)),
             oidc: OIDCVerifier(issuers: configuration.oidcIssuers, clock: parts.clock, logger: parts.logger),
             tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,

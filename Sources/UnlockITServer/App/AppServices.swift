@@ -10,6 +10,7 @@ struct AppServices: Sendable {
     let signInLimiter: SignInLimiter
     let clientLimiter: ClientRateLimiter
     let deniedUnlockLimiter: DeniedUnlockLimiter
+    let takenEmailLimiter: TakenEmailLimiter
     /// Canonical addresses (``ClientAddress/canonical(_:)``) of the trusted reverse proxies.
     let trustedProxies: Set<String>
     let oidc: OIDCVerifier

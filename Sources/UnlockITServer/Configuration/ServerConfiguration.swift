@@ -38,6 +38,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Denied unlock attempts one user may have in a minute; beyond that their unlocks are answered
     /// 429 `too_many_denied_unlocks` until the oldest is a minute old (``DeniedUnlockLimiter``).
     public var deniedUnlocksPerMinute = 10
+    /// Email addresses in use by other companies that one company's admins may be told of in a day
+    /// (creating, importing or renaming users); beyond that such requests are answered 429
+    /// `too_many_taken_emails` (``TakenEmailLimiter``).
+    public var takenEmailsPerDay = 20
     /// Reverse proxies whose `X-Forwarded-For` names the client (IP addresses).
     public var trustedProxies: [String] = []
     public var oidcIssuers: [OIDCIssuer] = []
@@ -112,6 +116,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var lockoutSeconds: Int?
         var signInsPerClientPerMinute: Int?
         var deniedUnlocksPerMinute: Int?
+        var takenEmailsPerDay: Int?
         var trustedProxies: [String]?
         var oidcIssuers: [OIDCIssuer]?
         var logLevel: String?
@@ -120,7 +125,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
             "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout", "signInFailuresPerHour", "lockoutThreshold",
             "lockoutSeconds",
-            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "trustedProxies", "oidcIssuers", "logLevel",
+            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "takenEmailsPerDay", "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
 
@@ -156,6 +161,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         lockoutSeconds = settings.lockoutSeconds ?? lockoutSeconds
         signInsPerClientPerMinute = settings.signInsPerClientPerMinute ?? signInsPerClientPerMinute
         deniedUnlocksPerMinute = settings.deniedUnlocksPerMinute ?? deniedUnlocksPerMinute
+        takenEmailsPerDay = settings.takenEmailsPerDay ?? takenEmailsPerDay
         trustedProxies = settings.trustedProxies ?? trustedProxies
         oidcIssuers = settings.oidcIssuers ?? oidcIssuers
         logLevel = settings.logLevel ?? logLevel
@@ -186,6 +192,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         signInsPerClientPerMinute = try int("UNLOCKIT_SIGN_INS_PER_CLIENT_PER_MINUTE") ?? signInsPerClientPerMinute
         deniedUnlocksPerMinute = try int("UNLOCKIT_DENIED_UNLOCKS_PER_MINUTE") ?? deniedUnlocksPerMinute
+        takenEmailsPerDay = try int("UNLOCKIT_TAKEN_EMAILS_PER_DAY") ?? takenEmailsPerDay
         httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
         if let text = environment["UNLOCKIT_TRUSTED_PROXIES"] {
             trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -218,6 +225,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         guard (1...1_000_000).contains(deniedUnlocksPerMinute) else {
             throw ConfigurationError("denied unlocks per minute must be 1–1000000")
+        }
+        guard (1...1_000_000).contains(takenEmailsPerDay) else {
+            throw ConfigurationError("taken emails per day must be 1–1000000")
         }
         if let bad = trustedProxies.first(where: { ClientAddress.canonical($0) == nil }) {
             throw ConfigurationError("trusted proxy \"\(bad)\" is not an IP address")

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LockProtocol
+import Logging
 import UnlockITCore
 
 /// Admin: the company's users.
@@ -109,6 +110,29 @@ struct UsersController {
         return nil
     }
 
+    /// Which of `emails` are in use by a user other than `except`, within the company's budget for
+    /// addresses of other companies (``TakenEmailLimiter``): a request over it is answered 429 and
+    /// tells nothing of the addresses.
+    private func taken(_ emails: [String], by admin: User, except: UserID? = nil) async throws -> Set<String> {
+        let limiter = services.takenEmailLimiter
+        if let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) { throw APIError.tooManyTakenEmails(retryAfter: wait) }
+        var taken: Set<String> = []
+        var foreign = 0
+        for email in emails {
+            guard let (user, _) = try await services.store.credentials(email: email), user.id != except else { continue }
+            taken.insert(email)
+            if user.companyID != admin.companyID { foreign += 1 }
+        }
+        guard limiter.count(foreign, for: admin.companyID, now: services.clock.now()) else {
+            services.logger.warning(
+                "a company's admins ran into too many email addresses of other companies; their user changes are paused",
+                metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"])
+            let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) ?? .seconds(TakenEmailLimiter.window)
+            throw APIError.tooManyTakenEmails(retryAfter: wait)
+        }
+        return taken
+    }
+
     /// Builds the user and hashes their password. Returns the generated password if the server chose it.
     private func prepare(_ body: Create, admin: User) async throws -> (user: User, hash: String?, generated: String?) {
         let now = services.clock.now()
@@ -130,6 +154,8 @@ struct UsersController {
             if reason == "weak_password" { throw APIError.weakPassword }
             throw APIError.invalidField(field, reason)
         }
+        // Before the password's hash: an address in use costs no bcrypt time.
+        guard try await taken([Validation.email(body.email)!], by: admin).isEmpty else { throw StoreError.emailTaken }
         let (user, hash, generated) = try await prepare(body, admin: admin)
         try await services.store.createUser(
             user, passwordHash: hash, checking: adminCheck(identity),
@@ -153,6 +179,7 @@ struct UsersController {
         // Every row is checked before anything is written: a file with one bad row imports nothing.
         var errors: [RowError] = []
         var seen: [String: Int] = [:]
+        var firstRows: [(index: Int, email: String)] = []
         for (index, row) in body.users.enumerated() {
             if let (field, reason) = Self.validate(row) {
                 errors.append(RowError(index: index, field: field, reason: reason))
@@ -161,11 +188,16 @@ struct UsersController {
             let email = Validation.email(row.email)!
             if let first = seen[email] {
                 errors.append(RowError(index: index, field: "email", reason: "duplicate_in_file(\(first))"))
-            } else if try await services.store.credentials(email: email) != nil {
-                errors.append(RowError(index: index, field: "email", reason: "email_taken"))
+            } else {
+                seen[email] = index
+                firstRows.append((index, email))
             }
-            seen[email] = seen[email] ?? index
         }
+        let inUse = try await taken(firstRows.map(\.email), by: admin)
+        for (index, email) in firstRows where inUse.contains(email) {
+            errors.append(RowError(index: index, field: "email", reason: "email_taken"))
+        }
+        errors.sort { ($0.index, $0.field) < ($1.index, $1.field) }
         guard errors.isEmpty else {
             let problem = ImportRejected(detail: "\(errors.count) of \(body.users.count) rows were rejected.", errors: errors)
             var headers = HTTPFields()
@@ -210,6 +242,7 @@ struct UsersController {
             guard let valid = Validation.level(level) else { throw APIError.invalidField("securityLevel", "invalid_level") }
             return valid
         }
+        if let email, try await !taken([email], by: admin, except: id).isEmpty { throw StoreError.emailTaken }
         let now = services.clock.now()
         do {
             // Only the fields sent change, on the row as it is when the write starts.

@@ -107,6 +107,12 @@ extension APIError {
             detail: "Unlocking is paused for you. Wait before trying again.", retryAfter: wait)
     }
 
+    static func tooManyTakenEmails(retryAfter wait: Duration) -> APIError {
+        tooMany(
+            .tooManyTakenEmails, title: "Too many of the email addresses tried are in use by other companies",
+            detail: "Creating, importing and renaming users is paused for this company. Wait before trying again.", retryAfter: wait)
+    }
+
     /// 429 with `Retry-After` in whole seconds, rounded up, at least one.
     private static func tooMany(_ code: ProblemCode, title: String, detail: String, retryAfter wait: Duration) -> APIError {
         var error = APIError(.tooManyRequests, code: code, title: title, detail: detail)
