@@ -97,6 +97,26 @@ struct SignInTests {
         }
     }
 
+    @Test("No answer may be cached: not a sign-in's token, not a problem")
+    func answersAreNotCached() async throws {
+        let harness = try Harness()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let signIn = try await api.signIn("admin@acme.test", initial)
+            #expect(signIn.status == 200 && signIn.string("token") != nil)
+            #expect(signIn.headers[.cacheControl] == "no-store")
+            let token = try await api.session("admin@acme.test", initial)
+            let created = try await api.post(
+                "/api/v1/users", token, ["email": "new@acme.test", "name": "New", "role": "employee", "securityLevel": 1])
+            #expect(created.status == 201 && created.json["initialPassword"] is String)
+            #expect(created.headers[.cacheControl] == "no-store")
+            let missing = try await api.get("/api/v1/users/\(UUID().uuidString.lowercased())", token)
+            #expect(missing.status == 404)
+            #expect(missing.headers[.cacheControl] == "no-store")
+            #expect(try await api.get("/api/v1/nowhere", token).headers[.cacheControl] == "no-store")
+        }
+    }
+
     @Test("Tokens are stored only as their SHA-256")
     func tokensAreNotStoredInClear() async throws {
         let harness = try Harness()

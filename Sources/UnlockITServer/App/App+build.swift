@@ -70,6 +70,8 @@ public enum UnlockITApp {
     static func buildRouter(services: AppServices, brokerReady: @escaping @Sendable () -> Bool) -> Router<AppContext> {
         // HEAD wherever GET is (RFC 9110 §9.3.2): a load balancer's health check may use it.
         let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
+        // Outermost, so that problem answers are not cached either.
+        router.add(middleware: NoStoreMiddleware())
         router.add(middleware: ProblemMiddleware(metrics: services.metrics))
         OperationsController(services: services, brokerReady: brokerReady).addRoutes(to: router)
 
