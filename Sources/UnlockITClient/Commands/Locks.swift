@@ -10,6 +10,11 @@ struct Locks: AsyncParsableCommand {
             subcommands: [List.self, Add.self, Activate.self, Show.self, BrokerPassword.self, Retire.self])
     }
 
+    /// What was done, the broker credentials (shown once), and what to do next.
+    static func credentials(_ model: RegisteredLockModel, done: String, next: String, _ l: Localizer) -> String {
+        [done, l("locks.credentials", model.mqtt.broker, model.mqtt.username, model.mqtt.password), next].joined(separator: "\n")
+    }
+
     struct List: AsyncParsableCommand {
         static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.locks.list.abstract")) }
         @OptionGroup var global: GlobalOptions
@@ -56,11 +61,7 @@ struct Locks: AsyncParsableCommand {
             let registered: RegisteredLockModel = try await api.send(
                 "POST", "/api/v1/locks", ["id": id, "name": name, "roomId": foundRoom.id])
             try context.output(registered) {
-                [
-                    l("locks.registered", registered.lock.id, foundRoom.name),
-                    l("locks.credentials", registered.mqtt.broker, registered.mqtt.username, registered.mqtt.password),
-                    l("locks.next_step", registered.lock.id),
-                ].joined(separator: "\n")
+                Locks.credentials(registered, done: l("locks.registered", registered.lock.id, foundRoom.name), next: l("locks.next_step", id), l)
             }
         }
     }
@@ -131,11 +132,7 @@ struct Locks: AsyncParsableCommand {
             try confirmOrRefuse(yes: yes, question: l("locks.confirm_broker_password", id), l)
             let reset: RegisteredLockModel = try await api.send("POST", "/api/v1/locks/\(id)/broker-password")
             try context.output(reset) {
-                [
-                    l("locks.broker_password_reset", reset.lock.id),
-                    l("locks.credentials", reset.mqtt.broker, reset.mqtt.username, reset.mqtt.password),
-                    l("locks.broker_password_next_step"),
-                ].joined(separator: "\n")
+                Locks.credentials(reset, done: l("locks.broker_password_reset", id), next: l("locks.broker_password_next_step"), l)
             }
         }
     }
