@@ -28,6 +28,7 @@ struct TenantIsolationTests {
             let requests: [(HTTPRequest.Method, String, [String: any Sendable]?)] = [
                 (.get, "/api/v1/users/\(userB)", nil),
                 (.patch, "/api/v1/users/\(userB)", ["securityLevel": 9]),
+                (.patch, "/api/v1/users/\(userB)", ["email": "admin@alpha.test"]),
                 (.delete, "/api/v1/users/\(userB)", nil),
                 (.post, "/api/v1/users/\(userB)/password", [:]),
                 (.get, "/api/v1/rooms/\(roomB)", nil),
@@ -39,6 +40,7 @@ struct TenantIsolationTests {
                 (.get, "/api/v1/locks/\(lockB)", nil),
                 (.post, "/api/v1/locks/\(lockB)/activate", ["setupCode": "7KQ2-M9XD-4RTA-WZ3C"]),
                 (.post, "/api/v1/locks/\(lockB)/retire", [:]),
+                (.post, "/api/v1/locks/\(lockB)/broker-password", [:]),
                 (.post, "/api/v1/locks/\(lockB)/unlock", [:]),
                 (.post, "/api/v1/locks", ["id": "lock-in-b-room", "name": "x", "roomId": roomB]),
             ]

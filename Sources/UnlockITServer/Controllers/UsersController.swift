@@ -242,7 +242,11 @@ struct UsersController {
             guard let valid = Validation.level(level) else { throw APIError.invalidField("securityLevel", "invalid_level") }
             return valid
         }
-        if let email, try await !taken([email], by: admin, except: id).isEmpty { throw StoreError.emailTaken }
+        if let email {
+            // Another company's user id answers 404 as before, not something about the address.
+            guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound(.userNotFound) }
+            guard try await taken([email], by: admin, except: id).isEmpty else { throw StoreError.emailTaken }
+        }
         let now = services.clock.now()
         do {
             // Only the fields sent change, on the row as it is when the write starts.
