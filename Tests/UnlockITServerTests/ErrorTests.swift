@@ -184,6 +184,26 @@ struct ErrorTests {
         }
     }
 
+    @Test func aNewBrokerPasswordTheBrokerCannotSetIsAuditedAndShowsNoPassword() async throws {
+        let harness = try Harness()  // its broker address is a closed port
+        try await harness.run { api in
+            let admin = try await api.company("Rekey")
+            let room = try await api.createRoom(admin, "Lab")
+            let companyID = try #require(try await harness.store.credentials(email: "admin@rekey.test")?.user.companyID)
+            try await harness.store.createLock(
+                Lock(
+                    id: LockID("lock-rekey")!, companyID: companyID, roomID: RoomID(room)!, name: "Door", state: .registered,
+                    createdAt: harness.clock.now))
+            let reply = try await api.post("/api/v1/locks/lock-rekey/broker-password", admin)
+            #expect(reply.status == 503 && reply.code == "broker_unavailable", "\(reply)")
+            #expect(reply.json["mqtt"] == nil)
+            let audit = try await api.get("/api/v1/audit?action=reset_lock_password", admin).items
+            #expect(audit.count == 1)
+            #expect(audit.first?["outcome"] as? String == "error" && audit.first?["reason"] as? String == "broker_unavailable")
+            #expect(audit.first?["lockId"] as? String == "lock-rekey")
+        }
+    }
+
     @Test func conflictsHaveTheirOwnCodes() async throws {
         let harness = try Harness()
         try await harness.run { api in
