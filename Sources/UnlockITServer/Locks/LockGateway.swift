@@ -98,11 +98,17 @@ public final class LockGateway: Sendable {
     /// that without the lock's last will, so no offline status comes: the lock is offline from here
     /// until its next status says otherwise.
     public func brokerDisconnected(_ lock: LockID) {
-        if presence.status(lock, online: false, firmware: nil, now: Date()) {
-            logger.info("lock offline", metadata: ["lock": "\(lock)"])
+        apply(lock, online: false, firmware: nil, now: Date())
+    }
+
+    /// Takes in a lock's presence (from its status, or as the server knows it): logs and counts a
+    /// change, and an offline lock answers its waiting exchanges at once.
+    private func apply(_ lock: LockID, online: Bool, firmware: String?, now: Date) {
+        if presence.status(lock, online: online, firmware: firmware, now: now) {
+            logger.info("lock \(online ? "online" : "offline")", metadata: ["lock": "\(lock)"])
             metrics.locksOnline(presence.onlineCount)
         }
-        failWaiters(of: lock, with: .offline)
+        if !online { failWaiters(of: lock, with: .offline) }
     }
 
     // MARK: - Unlock
@@ -332,11 +338,7 @@ public final class LockGateway: Sendable {
                 logger.debug("dropped a malformed status", metadata: ["lock": "\(lock)"])
                 return
             }
-            if presence.status(lock, online: status.online, firmware: status.firmware, now: now) {
-                logger.info("lock \(status.online ? "online" : "offline")", metadata: ["lock": "\(lock)"])
-                metrics.locksOnline(presence.onlineCount)
-            }
-            if !status.online { failWaiters(of: lock, with: .offline) }
+            apply(lock, online: status.online, firmware: status.firmware, now: now)
         case .event:
             presence.seen(lock, now: now)
             let event: Event
