@@ -88,11 +88,7 @@ struct LocksController {
             throw StoreError.lockIDTaken
         } catch {
             try await services.store.forgetLock(id, in: admin.companyID)
-            try await services.store.append(
-                services.audit(
-                    .registerLock, by: admin, company: admin.companyID, outcome: .error, reason: .brokerUnavailable, lock: id,
-                    room: roomID))
-            services.logger.error("could not create the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
+            try await brokerFailed(.registerLock, by: admin, lock: id, room: roomID, error: error, "could not create the lock's broker account")
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not create the lock's account")
         }
         do {
@@ -174,10 +170,7 @@ struct LocksController {
         do {
             try await services.accounts.deleteLockAccount(id)
         } catch {
-            services.logger.error("could not delete the lock's broker account", metadata: ["lock": "\(id)", "error": "\(error)"])
-            try await services.store.append(
-                services.audit(
-                    .retireLock, by: admin, company: admin.companyID, outcome: .error, reason: .brokerUnavailable, lock: id, room: lock.roomID))
+            try await brokerFailed(.retireLock, by: admin, lock: id, room: lock.roomID, error: error, "could not delete the lock's broker account")
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not remove the lock's account")
         }
         try await services.store.retireLock(
@@ -200,11 +193,8 @@ struct LocksController {
         do {
             try await services.accounts.resetLockPassword(id, password: password)
         } catch {
-            services.logger.error("could not reset the lock's broker password", metadata: ["lock": "\(id)", "error": "\(error)"])
-            try await services.store.append(
-                services.audit(
-                    .resetLockPassword, by: admin, company: admin.companyID, outcome: .error, reason: .brokerUnavailable, lock: id,
-                    room: lock.roomID))
+            try await brokerFailed(
+                .resetLockPassword, by: admin, lock: id, room: lock.roomID, error: error, "could not reset the lock's broker password")
             if case BrokerAccounts.AccountError.nameTaken = error { throw StoreError.lockIDTaken }
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not change the lock's password")
         }
@@ -217,6 +207,16 @@ struct LocksController {
         services.gateway.brokerDisconnected(id)
         try await services.store.append(services.audit(.resetLockPassword, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
         return Registered(lock: response(lock), mqtt: BrokerCredentials(broker: services.brokerURL, username: id.rawValue, password: password))
+    }
+
+    /// Logs and audits (as an error, `broker_unavailable`) a change to a lock's broker account the
+    /// broker did not make; the caller gives the answer.
+    private func brokerFailed(
+        _ action: AuditAction, by admin: User, lock: LockID, room: RoomID?, error: any Error, _ message: Logger.Message
+    ) async throws {
+        services.logger.error(message, metadata: ["lock": "\(lock)", "error": "\(error)"])
+        try await services.store.append(
+            services.audit(action, by: admin, company: admin.companyID, outcome: .error, reason: .brokerUnavailable, lock: lock, room: room))
     }
 
     /// 256 random bits, hex: the lock's broker password.
