@@ -42,7 +42,7 @@ public struct Localizer: Sendable {
         return String(format: format, locale: language.locale, count)
     }
 
-    /// A date and time in the language's short style (e.g. `11/22/26, 9:14:03 AM`, `22.11.2026 09.14.03`).
+    /// A date and time in the language's short style (e.g. `11/22/26, 9:14:03 AM`, `22.11.2026, 09.14.03`).
     public func dateTime(_ date: Date, timeZone: TimeZone = .current) -> String {
         let formatter = DateFormatter()
         formatter.locale = language.locale
