@@ -191,6 +191,26 @@ import UnlockITCore
         #expect(await outcome == .lockOffline)
     }
 
+    @Test func aLockTheBrokerDisconnectedIsOfflineAndNothingIsMadeUpForOthers() async throws {
+        let (gateway, _) = gateway(timeout: .seconds(10))
+        let seen = try #require(gateway.presence(of: lock)?.lastSeen)
+        async let outcome = gateway.unlock(lock, key: key)
+        try await Task.sleep(for: .milliseconds(20))
+        // An online lock: offline from now (it was there until now), and its waiting unlock ends.
+        gateway.brokerDisconnected(lock)
+        #expect(await outcome == .lockOffline)
+        let after = try #require(gateway.presence(of: lock))
+        #expect(!after.online && after.lastSeen > seen)
+        // An offline lock keeps when it was last seen.
+        gateway.brokerDisconnected(lock)
+        #expect(gateway.presence(of: lock)?.lastSeen == after.lastSeen)
+        // A lock never heard from (a registration whose answer was lost) gets no presence at all.
+        let unseen = LockID("lock-never-seen")!
+        gateway.brokerDisconnected(unseen)
+        #expect(gateway.presence(of: unseen) == nil)
+        #expect(await gateway.unlock(unseen, key: key) == .lockOffline)
+    }
+
     @Test func theLastWillEndsAnUnlockWaitingForItsTurnAtOnceToo() async throws {
         let (gateway, link) = gateway(timeout: .seconds(10))
         let failsafe = link.failsafe(after: .seconds(2))

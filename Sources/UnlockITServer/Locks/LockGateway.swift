@@ -98,13 +98,13 @@ public final class LockGateway: Sendable {
     /// that without the lock's last will, so no offline status comes: the lock is offline from here
     /// until its next status says otherwise.
     public func brokerDisconnected(_ lock: LockID) {
-        apply(lock, online: false, firmware: nil, now: Date())
+        took(lock, online: false, changed: presence.disconnected(lock, now: Date()))
     }
 
-    /// Takes in a lock's presence (from its status, or as the server knows it): logs and counts a
-    /// change, and an offline lock answers its waiting exchanges at once.
-    private func apply(_ lock: LockID, online: Bool, firmware: String?, now: Date) {
-        if presence.status(lock, online: online, firmware: firmware, now: now) {
+    /// After the presence tracker took in a lock's presence (from its status, or as the server knows
+    /// it): logs and counts a change, and an offline lock answers its waiting exchanges at once.
+    private func took(_ lock: LockID, online: Bool, changed: Bool) {
+        if changed {
             logger.info("lock \(online ? "online" : "offline")", metadata: ["lock": "\(lock)"])
             metrics.locksOnline(presence.onlineCount)
         }
@@ -338,7 +338,8 @@ public final class LockGateway: Sendable {
                 logger.debug("dropped a malformed status", metadata: ["lock": "\(lock)"])
                 return
             }
-            apply(lock, online: status.online, firmware: status.firmware, now: now)
+            let changed = presence.status(lock, online: status.online, firmware: status.firmware, now: now)
+            took(lock, online: status.online, changed: changed)
         case .event:
             presence.seen(lock, now: now)
             let event: Event

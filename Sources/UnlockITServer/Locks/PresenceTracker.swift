@@ -33,6 +33,20 @@ final class PresenceTracker: Sendable {
         }
     }
 
+    /// The broker disconnected the lock without its last will: an online lock is offline from now,
+    /// having been there until now. A lock not known to be online keeps what is known of it (none
+    /// is made up for a lock never heard from). Returns whether the online flag changed.
+    func disconnected(_ lock: LockID, now: Date) -> Bool {
+        entries.withLock { entries in
+            guard var entry = entries[lock], entry.online else { return false }
+            entry.online = false
+            entry.lastSeen = now
+            entry.dirty = true
+            entries[lock] = entry
+            return true
+        }
+    }
+
     /// Any message from the lock proves it is there.
     func seen(_ lock: LockID, now: Date) {
         entries.withLock { entries in
