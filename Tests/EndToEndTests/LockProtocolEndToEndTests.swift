@@ -424,6 +424,18 @@ struct LockProtocolEndToEndTests {
             let retired = try await site.api.post("/api/v1/locks/\(lost.id)/broker-password", token: site.admin)
             #expect(retired.status == 409 && retired.code == "lock_retired")
             await #expect(throws: HarnessError.self) { try await site.broker.dynsec(["getClient", lost.id]) }
+            // A new password asked for while the lock is being retired: whichever goes first, the
+            // retired lock is left without a broker account.
+            for index in 0..<6 {
+                let id = "lock-race-\(index)"
+                _ = try await site.registerLock(id)
+                async let retire = site.api.post("/api/v1/locks/\(id)/retire", token: site.admin)
+                async let reset = site.api.post("/api/v1/locks/\(id)/broker-password", token: site.admin)
+                let (retired, reissued) = try await (retire, reset)
+                #expect(retired.status == 200, "\(retired)")
+                #expect(reissued.status == 200 || reissued.code == "lock_retired", "\(reissued)")
+                await #expect(throws: HarnessError.self, "\(id) kept a broker account") { try await site.broker.dynsec(["getClient", id]) }
+            }
             // The refusals changed nothing: the lock still opens with the password it was given.
             #expect(try await site.unlock(lock.id).status == 200)
         }

@@ -22,6 +22,8 @@ struct AppServices: Sendable {
     let logger: Logger
     /// How locks reach the broker, for the credentials returned at registration.
     let brokerURL: String
+    /// Registration, retirement and a new broker password take turns per device id (``LocksController``).
+    let lockAccountTurns = KeyedSerializer<LockID>()
 
     /// An audit event stamped with the current time.
     func audit(

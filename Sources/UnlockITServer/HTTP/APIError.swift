@@ -128,6 +128,9 @@ extension APIError {
     /// without room for its record.
     static let auditBehind = busy(detail: "The audit log is behind. Try again shortly.")
 
+    /// Another change to the same lock's broker account has been under way for too long.
+    static let lockAccountBusy = busy(detail: "Another change to this lock's broker account is under way. Try again shortly.")
+
     /// 503 `server_busy`, to be retried after a second.
     private static func busy(detail: String) -> APIError {
         var error = APIError(.serviceUnavailable, code: .serverBusy, title: "The server is busy", detail: detail)
