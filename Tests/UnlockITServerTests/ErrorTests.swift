@@ -196,7 +196,10 @@ struct ErrorTests {
                     createdAt: harness.clock.now))
             let reply = try await api.post("/api/v1/locks/lock-rekey/broker-password", admin)
             #expect(reply.status == 503 && reply.code == "broker_unavailable", "\(reply)")
-            #expect(reply.json["mqtt"] == nil)
+            // A problem document and no password in it: no credential's field, no run of 64 hex digits.
+            #expect(reply.contentType?.hasPrefix("application/problem+json") == true, "\(reply)")
+            #expect(Set(reply.json.keys).isDisjoint(with: ["mqtt", "username", "password"]), "\(reply)")
+            #expect(reply.text.firstMatch(of: /[0-9a-f]{64}/) == nil, "\(reply)")
             let audit = try await api.get("/api/v1/audit?action=reset_lock_password", admin).items
             #expect(audit.count == 1)
             #expect(audit.first?["outcome"] as? String == "error" && audit.first?["reason"] as? String == "broker_unavailable")
