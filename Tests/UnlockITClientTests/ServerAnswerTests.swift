@@ -72,4 +72,33 @@ struct ServerAnswerTests {
             }
         }
     }
+
+    @Test func aSignOutTheServerFailedLeavesTheSessionNotEnded() async throws {
+        func answer(_ reply: String) async throws -> SignOutAnswer {
+            let server = try Listener { _ in reply }
+            defer { server.stop() }
+            let api = ServerAPI(baseURL: "http://127.0.0.1:\(server.port)", token: "uit_x", l: Localizer(.english))
+            do {
+                try await api.perform("POST", "/api/v1/auth/sign-out")
+                return .ended
+            } catch let error as CLIError {
+                return SignOutAnswer(error)
+            }
+        }
+        func problem(_ status: Int, _ code: String) -> String {
+            let body = #"{"type":"about:blank","title":"t","status":\#(status),"code":"\#(code)"}"#
+            return "HTTP/1.1 \(status) X\r\nContent-Type: application/problem+json\r\nContent-Length: \(body.utf8.count)\r\n"
+                + "Connection: close\r\n\r\n\(body)"
+        }
+        #expect(try await answer("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nConnection: close\r\n\r\n") == .ended)
+        // The server no longer knows the token: the session is over already.
+        #expect(try await answer(problem(401, "unauthenticated")) == .ended)
+        // The server answered but did not end it (its audit log full, or a failure): not ended.
+        let busy = try await answer(problem(503, "server_busy"))
+        guard case .failed(let error) = busy else { Issue.record("503 server_busy taken for \(busy)"); return }
+        #expect(error.status == .failure && error.message == Localizer(.english)("error.server_busy"))
+        guard case .failed = try await answer(problem(500, "internal_error")) else { Issue.record("500 taken for ended"); return }
+        // A proxy's 502 page: the server was not reached.
+        #expect(try await answer("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n") == .unreachable)
+    }
 }

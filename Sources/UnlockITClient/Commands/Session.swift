@@ -27,25 +27,59 @@ struct Logout: AsyncParsableCommand {
         // Revoke on the server that issued the session, whatever --server says; forget locally in any
         // case. A server that cannot be reached leaves the session valid until it expires: say so.
         let api = ServerAPI(baseURL: credentials.server, token: credentials.token, l: l)
-        var reached = true
+        let answer: SignOutAnswer
         do {
             try await api.perform("POST", "/api/v1/auth/sign-out")
-        } catch let error as CLIError where error.status == .serverUnreachable {
-            reached = false
+            answer = .ended
         } catch {
-            // The server answered: the session is ended now, or was already.
+            // `perform` turns every failure into a CLIError; anything else is an answer not understood.
+            answer = SignOutAnswer(error as? CLIError ?? CLIError(l("error.bad_response"), hint: l("hint.bad_response")))
         }
         Credentials.remove()
-        guard reached else {
-            // Forgotten here, not ended there: scripts get that in JSON too, besides the exit status.
-            if context.json {
-                try context.printJSON(Outcome(signedOut: true, email: credentials.email, revoked: false, validUntil: credentials.expiresAt))
-            }
-            throw CLIError(
+        let failure: CLIError
+        switch answer {
+        case .ended:
+            try context.output(Outcome(signedOut: true, email: credentials.email, revoked: true)) { l("logout.done", credentials.email) }
+            return
+        case .unreachable:
+            failure = CLIError(
                 l("logout.not_revoked", credentials.email, context.date(credentials.expiresAt)), hint: l("hint.server_unreachable"),
                 status: .serverUnreachable)
+        case .failed(let error):
+            failure = CLIError(
+                l("logout.not_ended", credentials.email, context.date(credentials.expiresAt)), hint: error.message, status: error.status)
         }
-        try context.output(Outcome(signedOut: true, email: credentials.email, revoked: true)) { l("logout.done", credentials.email) }
+        // Forgotten here, not ended there: scripts get that in JSON too, besides the exit status.
+        if context.json {
+            try context.printJSON(Outcome(signedOut: true, email: credentials.email, revoked: false, validUntil: credentials.expiresAt))
+        }
+        throw failure
+    }
+}
+
+/// What the server's answer to a sign-out says of the session.
+enum SignOutAnswer: Equatable {
+    /// Ended now, or already (the server no longer knows the token: 401).
+    case ended
+    /// The server could not be reached; the session stays valid on it until it expires.
+    case unreachable
+    /// The server answered with an error of its own (busy, or failing): the session may still be valid.
+    case failed(CLIError)
+
+    init(_ error: CLIError) {
+        switch error.status {
+        case .notSignedIn: self = .ended
+        case .serverUnreachable: self = .unreachable
+        default: self = .failed(error)
+        }
+    }
+
+    static func == (a: Self, b: Self) -> Bool {
+        switch (a, b) {
+        case (.ended, .ended), (.unreachable, .unreachable): true
+        case (.failed(let x), .failed(let y)): x.status == y.status && x.message == y.message
+        default: false
+        }
     }
 }
 
