@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import UnlockITCore
 
@@ -133,6 +134,19 @@ enum Migrations {
                 try db.execute(sql: "UPDATE room SET nameKey = ? WHERE id = ?", arguments: [key, row["id"] as String])
             }
             try db.create(index: "room_companyNameKey", on: "room", columns: ["companyId", "nameKey"], unique: true)
+        }
+        migrator.registerMigration("v5: email addresses in Unicode's composed form") { db in
+            // Addresses are now stored and looked up in NFC (`Validation.email`); one stored with e and a
+            // combining accent would no longer be found. An address whose composed form another user
+            // already has (a twin the byte comparison let in) stays as it is until an admin changes it.
+            // Compared by code points, as SQLite compares them (Swift's == would call the forms equal).
+            let rows = try Row.fetchAll(db, sql: "SELECT id, email FROM user ORDER BY createdAt, id")
+            var taken = Set(rows.map { Array(($0["email"] as String).unicodeScalars) })
+            for row in rows {
+                let composed = (row["email"] as String).precomposedStringWithCanonicalMapping
+                guard taken.insert(Array(composed.unicodeScalars)).inserted else { continue }
+                try db.execute(sql: "UPDATE user SET email = ? WHERE id = ?", arguments: [composed, row["id"] as String])
+            }
         }
         return migrator
     }

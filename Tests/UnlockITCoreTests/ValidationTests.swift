@@ -10,6 +10,23 @@ import UnlockITCore
         #expect(Validation.email(String(repeating: "a", count: 250) + "@x.dk") == nil)
     }
 
+    @Test func anEmailIsOneAddressHoweverItsLettersWereComposed() {
+        // Swift's == holds for canonically equivalent strings; the database compares code points.
+        func scalars(_ text: String?) -> [UInt32] { text.map { $0.unicodeScalars.map(\.value) } ?? [] }
+        let composed = scalars("jos\u{E9}@firma.dk")
+        #expect(scalars(Validation.email("Jos\u{E9}@Firma.dk")) == composed)
+        #expect(scalars(Validation.email("Jose\u{301}@firma.dk")) == composed)
+        #expect(scalars(Validation.email("JOSE\u{301}@FIRMA.DK")) == composed)
+        // Invisible, format, separator and C1 control characters would make twins that look alike.
+        for bad in [
+            "jo\u{200B}se@firma.dk", "jose@firma\u{202E}.dk", "jose\u{00A0}@firma.dk", "jo\u{0085}se@firma.dk", "jo\u{00AD}se@firma.dk",
+            "jose@firma.dk\u{2028}x", "jo\u{FEFF}se@firma.dk", "jo\u{E000}se@firma.dk",
+        ] {
+            #expect(Validation.email(bad) == nil, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        #expect(Validation.email("åse.øster@ærø.dk") == "åse.øster@ærø.dk")
+    }
+
     @Test func passwordsAreTwelveToOneHundredTwentyEightCharacters() {
         #expect(!Validation.password(String(repeating: "a", count: 11)))
         #expect(Validation.password(String(repeating: "a", count: 12)))

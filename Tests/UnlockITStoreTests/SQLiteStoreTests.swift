@@ -46,7 +46,7 @@ import UnlockITCore
         #expect(
             try await store.appliedMigrations() == [
                 "v1: companies, users, rooms, locks, sessions, audit", "v2: server settings", "v3: pending pairing key",
-                "v4: room names unique by Unicode case folding",
+                "v4: room names unique by Unicode case folding", "v5: email addresses in Unicode's composed form",
             ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")
@@ -125,6 +125,32 @@ import UnlockITCore
         var other = lock
         other.companyID = b.id
         await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(other) }
+    }
+
+    @Test("Addresses stored with combining accents are composed by v5; one whose composed form is taken stays as it was")
+    func migrationFiveComposesEmails() async throws {
+        let (company, admin) = try await makeCompany("Theta")
+        let path = "\(directory.path)/db/unlockit.sqlite"
+        func scalars(_ text: String?) -> [UInt32] { text.map { $0.unicodeScalars.map(\.value) } ?? [] }
+        let (jose, anaComposed, anaDecomposed) = ("jose\u{301}@theta.test", "an\u{E1}@theta.test", "ana\u{301}@theta.test")
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v5:%'")
+            for (id, email) in [
+                ("eeeeeeee-eeee-4eee-beee-000000000001", jose), ("eeeeeeee-eeee-4eee-beee-000000000002", anaComposed),
+                ("eeeeeeee-eeee-4eee-beee-000000000003", anaDecomposed),
+            ] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO user (id, companyId, email, name, role, securityLevel, enabled, passwordHash, mustChangePassword, createdAt, updatedAt)
+                        SELECT ?, companyId, ?, 'N', 'employee', 0, 1, NULL, 0, createdAt, updatedAt FROM user WHERE id = ?
+                        """, arguments: [id, email, admin.id.rawValue])
+            }
+        }
+        let migrated = try SQLiteStore(path: path)
+        let emails = try await migrated.users(in: company.id).map { scalars($0.email) }
+        #expect(emails.contains(scalars("jos\u{E9}@theta.test")) && !emails.contains(scalars(jose)))
+        #expect(emails.contains(scalars(anaComposed)) && emails.contains(scalars(anaDecomposed)))
+        #expect(try await migrated.credentials(email: "jos\u{E9}@theta.test")?.user.name == "N")
     }
 
     @Test("Rooms that were one name by the new rule before it stay, and neither blocks editing the other")

@@ -1,18 +1,23 @@
+import Foundation
+
 /// The rules for what users type. Each returns the normalised value, or `nil` when it is not acceptable.
 public enum Validation {
     /// Security levels run from 0 (none) to this.
     public static let maximumLevel = 1_000_000
     public static let passwordLength = 12...128
 
-    /// Lowercased and trimmed; `local@domain.tld`, at most 254 characters, no spaces or control characters.
+    /// Lowercased, trimmed and in Unicode's canonical composed form (NFC), so that an address is one
+    /// address whether `é` was typed as one code point or as `e` and a combining accent;
+    /// `local@domain.tld`, at most 254 bytes; no spaces and no control, format or invisible
+    /// characters (a zero-width space or a right-to-left override would make twins that look alike).
     public static func email(_ text: String) -> String? {
-        let email = text.trimmingWhitespace().lowercased()
+        let email = text.trimmingWhitespace().lowercased().precomposedStringWithCanonicalMapping
         guard (3...254).contains(email.utf8.count) else { return nil }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64 else { return nil }
         let domain = parts[1]
         guard domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."), !domain.contains("..") else { return nil }
-        guard email.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f && $0 != "," && $0 != ";" }) else { return nil }
+        guard email.unicodeScalars.allSatisfy(\.mayBeInAnEmail) else { return nil }
         return email
     }
 
@@ -45,6 +50,14 @@ public enum Validation {
 
 extension Unicode.Scalar {
     fileprivate var isControl: Bool { properties.generalCategory == .control }
+
+    fileprivate var mayBeInAnEmail: Bool {
+        guard value > 0x20, value != 0x7f, self != ",", self != ";", !properties.isDefaultIgnorableCodePoint else { return false }
+        switch properties.generalCategory {
+        case .control, .format, .spaceSeparator, .lineSeparator, .paragraphSeparator, .unassigned, .privateUse, .surrogate: return false
+        default: return true
+        }
+    }
 }
 
 extension String {
