@@ -43,6 +43,17 @@ struct SignInTests {
             // The old password no longer works; the new one does.
             #expect(try await api.signIn("admin@acme.test", initial).status == 401)
             #expect(try await api.signIn("ADMIN@acme.test", "a good long password").status == 200)
+
+            // Two changes at once from one session: one wins; the other's "current" password is not
+            // current any more (403 wrong_password), and the session stays signed in.
+            async let first = api.post(
+                "/api/v1/me/password", token, ["currentPassword": "a good long password", "newPassword": "first new password"])
+            async let second = api.post(
+                "/api/v1/me/password", token, ["currentPassword": "a good long password", "newPassword": "second new password"])
+            let answers = try await [first, second]
+            #expect(answers.map(\.status).sorted() == [204, 403], "\(answers)")
+            #expect(answers.first { $0.status == 403 }?.code == "wrong_password")
+            #expect(try await api.get("/api/v1/me", token).status == 200)
         }
     }
 

@@ -64,6 +64,8 @@ struct MeController {
         case .busy:
             throw APIError.serverBusy
         case .refused:
+            // The same bcrypt work as a wrong guess: a refusal must not tell itself apart by its speed.
+            try await services.hasher.verifyNothing(body.currentPassword)
             try await services.store.append(
                 services.audit(
                     .changePassword, by: identity.user, company: identity.user.companyID, outcome: .denied, reason: .throttled,
@@ -85,9 +87,15 @@ struct MeController {
             throw APIError(.badRequest, code: .passwordUnchanged, title: "Choose a password different from the current one")
         }
         let newHash = try await services.hasher.hash(body.newPassword)
-        try await services.store.setPassword(
-            identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: hash, checking: nil,
-            audit: services.audit(.changePassword, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
+        do {
+            try await services.store.setPassword(
+                identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: hash, checking: nil,
+                audit: services.audit(.changePassword, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
+        } catch StoreError.credentialsChanged {
+            // Another change (of this session, or an admin's reset) came first: the password given as
+            // the current one is not current any more. The session itself may well still be valid.
+            throw APIError.wrongPassword
+        }
         return .noContent
     }
 
