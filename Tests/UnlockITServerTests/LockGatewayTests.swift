@@ -167,6 +167,30 @@ import UnlockITCore
         #expect(reported.withLock { $0 } == 1)
     }
 
+    @Test func aGrantAfterTheLockWasReportedOfflineIsReportedToo() async throws {
+        let (gateway, link) = gateway(timeout: .seconds(10))
+        let reported = Mutex(0)
+        // The respond is out when the broker disconnects the lock (a new password): the door may
+        // have opened, and its result can still come in.
+        async let outcome = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        answer(gateway, from: lock, .nonce(req: req, nonce: .random()))
+        _ = try await link.waitForCommand(2)
+        gateway.brokerDisconnected(lock)
+        #expect(await outcome == .lockOffline)
+        answer(gateway, from: lock, .result(req: req, granted: true, reason: nil))
+        #expect(reported.withLock { $0 } == 1)
+
+        // Offline before any respond: nothing can have opened, nothing is watched for.
+        gateway.handle(MQTTMessage(topic: Topics.status(other), payload: LockStatus(online: true, activated: true).encoded()))
+        async let early = gateway.unlock(other, key: key) { reported.withLock { $0 += 1 } }
+        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw Failure("expected a challenge") }
+        gateway.handle(MQTTMessage(topic: Topics.status(other), payload: LockStatus(online: false).encoded()))
+        #expect(await early == .lockOffline)
+        answer(gateway, from: other, .result(req: req2, granted: true, reason: nil))
+        #expect(reported.withLock { $0 } == 1)
+    }
+
     @Test func aSilentLockTimesOutAndAnOfflineLockIsNotAsked() async throws {
         let (gateway, link) = gateway(timeout: .milliseconds(300))
         async let outcome = gateway.unlock(lock, key: key)

@@ -12,7 +12,8 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case notAuthorized = "not_authorized"
     // The lock and the broker
     case granted
-    /// The lock opened after the client had been told `lock_timeout` (a second event for that unlock).
+    /// The lock opened after the client had been told `lock_timeout` or `lock_offline` (a second
+    /// event for that unlock).
     case grantedLate = "granted_late"
     case lockOffline = "lock_offline"
     case lockTimeout = "lock_timeout"

@@ -283,10 +283,7 @@ public final class LockGateway: Sendable {
                 }
             }
             waiters[req] = nil
-            if case .timeout = reply, waiter.pastNonce, let onGrant = waiter.onLateGrant {
-                lateWatches.withLock { $0[req] = LateWatch(lock: waiter.lock, onGrant: onGrant) }
-                link.schedule(after: Self.lateGrantWindow) { [weak self] in _ = self?.lateWatches.withLock { $0.removeValue(forKey: req) } }
-            }
+            if case .timeout = reply { watchForLateGrant(req, of: waiter) }
             return .resume(waiter)
         }
         switch next {
@@ -307,7 +304,17 @@ public final class LockGateway: Sendable {
         }
     }
 
-    /// A result for an unlock that already timed out; false if none was being watched for.
+    /// An unlock ended without its result after its `respond` went out (it timed out, or the lock was
+    /// reported offline): the lock may still have opened, and a `granted` result arriving within
+    /// ``lateGrantWindow`` is recorded rather than dropped, since the door's record must not miss an
+    /// opening.
+    private func watchForLateGrant(_ req: RequestID, of waiter: Waiter) {
+        guard waiter.pastNonce, let onGrant = waiter.onLateGrant else { return }
+        lateWatches.withLock { $0[req] = LateWatch(lock: waiter.lock, onGrant: onGrant) }
+        link.schedule(after: Self.lateGrantWindow) { [weak self] in _ = self?.lateWatches.withLock { $0.removeValue(forKey: req) } }
+    }
+
+    /// A result for an unlock that already ended without one; false if none was being watched for.
     private func lateResult(_ req: RequestID, granted: Bool, from lock: LockID) -> Bool {
         let watch = lateWatches.withLock { watches -> LateWatch? in
             guard let watch = watches[req], watch.lock == lock else { return nil }
@@ -374,7 +381,13 @@ public final class LockGateway: Sendable {
     private func failWaiters(of lock: LockID, with reply: Reply) {
         let affected = waiters.withLock { waiters -> [Waiter] in
             let keys = waiters.filter { $0.value.lock == lock }.map(\.key)
-            return keys.compactMap { waiters.removeValue(forKey: $0) }
+            var removed: [Waiter] = []
+            for key in keys {
+                guard let waiter = waiters.removeValue(forKey: key) else { continue }
+                watchForLateGrant(key, of: waiter)
+                removed.append(waiter)
+            }
+            return removed
         }
         for waiter in affected { waiter.continuation.resume(returning: reply) }
     }
