@@ -243,7 +243,9 @@ struct LockProtocolEndToEndTests {
             let fresh = RequestID("duplicate")!
             try attacker.publish(topic: Topics.command(lockID), payload: Command.challenge(req: fresh).encoded())
             let freshNonce = try await wire.waitFor("the second nonce") { $0.contains("duplicate") && $0.contains(#""op":"nonce""#) }
-            guard case .nonce(_, let nonce2) = try Event.decode(Array(freshNonce.utf8)) else { return }
+            guard case .nonce(_, let nonce2) = try Event.decode(Array(freshNonce.utf8)) else {
+                Issue.record("not the answer the protocol gives here"); return
+            }
             let respond = Command.respond(req: fresh, response: ChallengeResponse.compute(nonce: nonce2, key: key)).encoded()
             try attacker.publish(topic: Topics.command(lockID), payload: respond)
             try attacker.publish(topic: Topics.command(lockID), payload: respond)

@@ -48,7 +48,9 @@ import UnlockITCore
 
         let confirm = RequestID("p2")!
         let nonceEffects = send(&device, .challenge(req: confirm))
-        guard case .publish(.nonce(_, let nonce)) = try #require(nonceEffects.first) else { return }
+        guard case .publish(.nonce(_, let nonce)) = try #require(nonceEffects.first) else {
+            Issue.record("not the answer the protocol gives here"); return
+        }
         let confirmed = send(&device, .confirm(req: confirm, response: ChallengeResponse.compute(nonce: nonce, key: key)))
         #expect(confirmed == [.persist(req: confirm), .publish(.result(req: confirm, granted: true, reason: nil)), .statusChanged])
         #expect(device.flash.activated)
@@ -64,10 +66,14 @@ import UnlockITCore
         var device = device()
         device.enterPairingMode(now: t0)
         let effects = send(&device, .activate(req: RequestID("p1")!))
-        guard case .publish(.activated(_, let wrapped, let kcv)) = try #require(effects.first) else { return }
+        guard case .publish(.activated(_, let wrapped, let kcv)) = try #require(effects.first) else {
+            Issue.record("not the answer the protocol gives here"); return
+        }
         let key = try #require(KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: device.flash.setupCode, lock: lock))
         let confirm = RequestID("p2")!
-        guard case .publish(.nonce(_, let nonce)) = try #require(send(&device, .challenge(req: confirm)).first) else { return }
+        guard case .publish(.nonce(_, let nonce)) = try #require(send(&device, .challenge(req: confirm)).first) else {
+            Issue.record("not the answer the protocol gives here"); return
+        }
         _ = send(&device, .confirm(req: confirm, response: ChallengeResponse.compute(nonce: nonce, key: key)))
         #expect(device.flash.activated)
         // The runtime could not write the flash.
@@ -102,6 +108,20 @@ import UnlockITCore
         #expect(!device.isPairing(now: t0 + .seconds(300)))
         let req = RequestID("late")!
         #expect(send(&device, .activate(req: req), at: .seconds(301)) == [.publish(.error(req: req, reason: .notInPairingMode))])
+    }
+
+    @Test func aLaterPairingSessionNeedsItsOwnActivate() throws {
+        var device = device()
+        device.enterPairingMode(now: t0)
+        #expect(send(&device, .activate(req: RequestID("p1")!)).count == 1)
+        // The window ends unconfirmed; the button is pressed again much later.
+        device.enterPairingMode(now: t0 + .seconds(400))
+        let req = RequestID("p2")!
+        #expect(send(&device, .challenge(req: req), at: .seconds(401)) == [.publish(.error(req: req, reason: .notActivated))])
+        // Pressed again within a session, the session goes on.
+        #expect(send(&device, .activate(req: RequestID("p3")!), at: .seconds(402)).count == 1)
+        device.enterPairingMode(now: t0 + .seconds(403))
+        _ = try challenge(&device, req: RequestID("p4")!, at: .seconds(404))
     }
 
     @Test func aWrongConfirmationDoesNotActivate() throws {

@@ -49,6 +49,8 @@ import UnlockITCore
 
     @Test func secretsDoNotPrint() {
         #expect("\(Key128.random())" == "Key128(redacted)")
-        #expect(!"\(SetupCode.random())".contains("-"))
+        let code = SetupCode.random()
+        #expect("\(code)" == "SetupCode(redacted)" && String(reflecting: code) == "SetupCode(redacted)")
+        #expect(!"\(code)".contains(code.formatted))
     }
 }

@@ -49,6 +49,8 @@ public struct LockDevice: Sendable {
     /// it must be factory reset first.
     public mutating func enterPairingMode(now: ContinuousClock.Instant) {
         guard !flash.activated else { return }
+        // A new pairing session once the last one ended: its `activate` answer does not carry over.
+        if !isPairing(now: now) { pairingAnswered = false }
         pairingUntil = now + settings.pairingWindow
     }
 
