@@ -1,6 +1,8 @@
 import Foundation
 import LockProtocol
+import Logging
 import SiteHarness
+import Synchronization
 import Testing
 
 @testable import UnlockITServer
@@ -34,5 +36,28 @@ import Testing
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         #expect(try setup.write() == password)
         #expect(try Data(contentsOf: URL(fileURLWithPath: setup.dynamicSecurityPath)) == data)
+    }
+
+    @Test("The server's broker role is tried again while its connection lasts, and no longer")
+    func theServersRoleIsTriedAgain() async throws {
+        let attempts = Mutex(0)
+        let ready = await BrokerLink.setUp(
+            {
+                // The plugin does not answer twice (a broker busy with thousands of reconnecting locks).
+                if attempts.withLock({
+                    $0 += 1; return $0
+                }) < 3 {
+                    throw BrokerAccounts.AccountError.timedOut
+                }
+            }, while: { true }, logger: Logger(label: "test"), firstWait: .milliseconds(10))
+        #expect(ready && attempts.withLock { $0 } == 3)
+
+        let tries = Mutex(0)
+        let gone = await BrokerLink.setUp(
+            {
+                tries.withLock { $0 += 1 }
+                throw BrokerAccounts.AccountError.timedOut
+            }, while: { tries.withLock { $0 } < 2 }, logger: Logger(label: "test"), firstWait: .milliseconds(10))
+        #expect(!gone && tries.withLock { $0 } == 2)
     }
 }

@@ -37,6 +37,7 @@ public final class BrokerLink: Service, Sendable {
         let router = Router()
         let readyFlag = self.readyFlag
         let stopping = self.stopping
+        let connections = self.connections
         client = try MQTTClient(
             configuration: configuration, delivery: .handler { router.route($0) }, logger: logger,
             onConnectionEvent: { router.connectionChanged($0) })
@@ -46,21 +47,23 @@ public final class BrokerLink: Service, Sendable {
             gateway: gateway, accounts: accounts,
             onConnectionChange: { [username, logger, accounts] connected in
                 readyFlag.set(false)
+                let connection = connections.next()
                 guard connected else {
                     if !stopping.value {
                         logger.warning("lost the connection to the MQTT broker; unlocks answer 503 broker_unavailable until it is back")
                     }
                     return
                 }
-                // Every (re)connect: make sure the server may still command the locks (idempotent).
+                // Every (re)connect: make sure the server may still command the locks (idempotent),
+                // and keep trying while this connection lasts: the plugin may be slow to answer
+                // while thousands of locks reconnect after a broker restart.
                 Task {
-                    do {
-                        try await accounts.ensureServerRole(username: username)
-                        readyFlag.set(true)
-                        logger.info("connected to the MQTT broker")
-                    } catch {
-                        logger.error("could not set up the server's broker role", metadata: ["error": "\(error)"])
-                    }
+                    let ready = await Self.setUp(
+                        { try await accounts.ensureServerRole(username: username) },
+                        while: { connections.current == connection && !stopping.value }, logger: logger)
+                    guard ready else { return }
+                    readyFlag.set(true)
+                    logger.info("connected to the MQTT broker")
                 }
             })
         self.store = store
@@ -69,6 +72,30 @@ public final class BrokerLink: Service, Sendable {
     }
 
     private let stopping = Flag()
+    /// Counts connection changes, so that a role check knows when its connection is gone.
+    private let connections = Counter()
+
+    /// Runs `attempt` until it succeeds (true) or `current` turns false (false), waiting `firstWait`
+    /// after the first failure and twice as long after each next one, at most 30 s.
+    static func setUp(
+        _ attempt: () async throws -> Void, while current: () -> Bool, logger: Logger, firstWait: Duration = .seconds(1)
+    ) async -> Bool {
+        var wait = firstWait
+        while current() {
+            do {
+                try await attempt()
+                return current()
+            } catch {
+                guard current() else { return false }
+                logger.error(
+                    "could not set up the server's broker role; trying again",
+                    metadata: ["error": "\(error)", "in": "\(wait.components.seconds) s"])
+                try? await Task.sleep(for: wait)
+                wait = min(wait * 2, .seconds(30))
+            }
+        }
+        return false
+    }
 
     /// Whether unlocks can reach the locks now.
     public var isReady: Bool { readyFlag.value && client.isConnected }
@@ -96,7 +123,13 @@ public final class BrokerLink: Service, Sendable {
                     warned = now
                     var metadata: Logger.Metadata = ["broker": "\(broker)", "for": "\((now - since).components.seconds) s"]
                     if let reason = client.lastFailure { metadata["reason"] = "\(reason)" }
-                    logger.warning("not connected to the MQTT broker; unlocks answer 503 broker_unavailable", metadata: metadata)
+                    if client.isConnected {
+                        logger.warning(
+                            "connected to the MQTT broker, but the server's broker role is not in place; unlocks answer 503 broker_unavailable",
+                            metadata: metadata)
+                    } else {
+                        logger.warning("not connected to the MQTT broker; unlocks answer 503 broker_unavailable", metadata: metadata)
+                    }
                 }
             }
         } onGracefulShutdown: {
@@ -119,6 +152,13 @@ public final class BrokerLink: Service, Sendable {
 }
 
 /// A boolean shared between threads.
+private final class Counter: Sendable {
+    private let storage = Atomic<Int>(0)
+    var current: Int { storage.load(ordering: .sequentiallyConsistent) }
+    /// Counts one more and returns the new count.
+    func next() -> Int { storage.add(1, ordering: .sequentiallyConsistent).newValue }
+}
+
 private final class Flag: Sendable {
     private let storage = Atomic<Bool>(false)
     var value: Bool { storage.load(ordering: .sequentiallyConsistent) }
