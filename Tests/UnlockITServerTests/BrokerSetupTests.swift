@@ -44,11 +44,11 @@ import Testing
         let ready = await BrokerLink.setUp(
             {
                 // The plugin does not answer twice (a broker busy with thousands of reconnecting locks).
-                if attempts.withLock({
-                    $0 += 1; return $0
-                }) < 3 {
-                    throw BrokerAccounts.AccountError.timedOut
+                let attempt = attempts.withLock { count in
+                    count += 1
+                    return count
                 }
+                if attempt < 3 { throw BrokerAccounts.AccountError.timedOut }
             }, while: { true }, logger: Logger(label: "test"), firstWait: .milliseconds(10))
         #expect(ready && attempts.withLock { $0 } == 3)
 
