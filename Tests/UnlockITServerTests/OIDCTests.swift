@@ -18,6 +18,7 @@ struct OIDCTests {
         var aud: AudienceClaim
         var exp: ExpirationClaim
         var iat: IssuedAtClaim
+        var azp: String?
         var email: String
         var email_verified: Bool
         func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -34,14 +35,14 @@ struct OIDCTests {
         }
 
         func token(
-            email: String, issuer: String = OIDCTests.issuer, audience: String = OIDCTests.clientID, expires: Date, issued: Date,
-            verified: Bool = true
+            email: String, issuer: String = OIDCTests.issuer, audience: String = OIDCTests.clientID, alsoFor others: [String] = [],
+            authorizedParty: String? = nil, expires: Date, issued: Date, verified: Bool = true
         ) async throws -> String {
             let keys = JWTKeyCollection()
             await keys.add(ecdsa: key, kid: JWKIdentifier(string: kid))
             let claims = IDToken(
-                iss: .init(value: issuer), sub: .init(value: "subject-\(email)"), aud: .init(value: [audience]), exp: .init(value: expires),
-                iat: .init(value: issued), email: email, email_verified: verified)
+                iss: .init(value: issuer), sub: .init(value: "subject-\(email)"), aud: .init(value: [audience] + others),
+                exp: .init(value: expires), iat: .init(value: issued), azp: authorizedParty, email: email, email_verified: verified)
             return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
         }
     }
@@ -97,6 +98,16 @@ struct OIDCTests {
                     Self.clientID
                 ),
                 ("not a JWT", "definitely.not.ajwt", Self.clientID),
+                (
+                    "several audiences, no authorized party",
+                    try await provider.token(email: "admin@acme.test", alsoFor: ["other-app"], expires: now + hour, issued: now), Self.clientID
+                ),
+                (
+                    "issued to another application",
+                    try await provider.token(
+                        email: "admin@acme.test", alsoFor: ["other-app"], authorizedParty: "other-app", expires: now + hour, issued: now),
+                    Self.clientID
+                ),
             ]
             for (name, idToken, clientID) in cases {
                 let reply = try await signIn(idToken, clientID: clientID)
@@ -113,6 +124,12 @@ struct OIDCTests {
             let stranger = try await signIn(try await provider.token(email: "stranger@acme.test", expires: now + hour, issued: now))
             #expect(stranger.status == 403)
             #expect(stranger.code == "no_account")
+
+            // Several audiences, issued to this client: that is a sign-in.
+            let shared = try await signIn(
+                try await provider.token(
+                    email: "admin@acme.test", alsoFor: ["other-app"], authorizedParty: Self.clientID, expires: now + hour, issued: now))
+            #expect(shared.status == 200, "\(shared)")
         }
     }
 

@@ -42,6 +42,8 @@ public final class OIDCVerifier: Sendable {
         var exp: ExpirationClaim
         var iat: IssuedAtClaim?
         var nbf: NotBeforeClaim?
+        /// The party the token was issued to (OpenID Connect Core 1.0, 2): when present it must be the client.
+        var azp: String?
         var email: String?
         var email_verified: BoolClaim?
 
@@ -105,6 +107,13 @@ public final class OIDCVerifier: Sendable {
 
         guard claims.iss.value == issuer.configuration.issuer else { throw .unknownIssuer }
         guard issuer.configuration.clientIDs.contains(clientID), claims.aud.value.contains(clientID) else { throw .wrongAudience }
+        // A token for several audiences was issued to one of them, which `azp` names: one issued to
+        // another application that also lists this client is that application's, not this sign-in's.
+        if let azp = claims.azp {
+            guard azp == clientID else { throw .wrongAudience }
+        } else if claims.aud.value.count > 1 {
+            throw .wrongAudience
+        }
         let now = clock.now()
         let leeway: TimeInterval = 60
         guard claims.exp.value.addingTimeInterval(leeway) > now else { throw .expired }
