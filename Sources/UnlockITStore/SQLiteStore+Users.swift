@@ -120,6 +120,14 @@ extension SQLiteStore {
         }
     }
 
+    public func rehashPassword(_ id: UserID, hash: String, replacing: String) async throws -> Bool {
+        try write { db in
+            try db.execute(
+                sql: #"UPDATE "user" SET passwordHash = ? WHERE id = ? AND passwordHash = ?"#, arguments: [hash, id.rawValue, replacing])
+            return db.changesCount == 1
+        }
+    }
+
     /// Throws ``StoreError/sessionEnded`` unless `check`'s session is live and its user enabled, in
     /// `check`'s company, and ``StoreError/adminRequired`` unless that user is an admin.
     static func require(_ check: AdminCheck, _ db: Database) throws {

@@ -47,4 +47,23 @@ import Testing
         let legacy = Bcrypt.hash(PasswordHasher.prehash(decomposed), cost: 4)
         #expect(try await hasher.verify(decomposed, hash: legacy))
     }
+
+    @Test("A failure against a hash of a lower cost is repeated until it takes as long as one at the current cost")
+    func lowerCostHashesArePaddedToTheCurrentCost() async throws {
+        let hasher = PasswordHasher(cost: 12, concurrency: 1)
+        let hash = try await hasher.hash("correct horse battery staple")
+        #expect(PasswordHasher.cost(of: hash) == 12 && !hasher.isOutdated(hash))
+        #expect(PasswordHasher.roundsToMatch(cost: 12, hash: hash) == 1)
+        #expect(PasswordHasher.roundsToMatch(cost: 13, hash: hash) == 2)
+        #expect(PasswordHasher.roundsToMatch(cost: 15, hash: hash) == 8)
+        #expect(PasswordHasher.roundsToMatch(cost: 31, hash: hash) == 256)
+        // A hash of a higher cost, or not bcrypt at all, is verified once.
+        #expect(PasswordHasher.roundsToMatch(cost: 12, hash: hash.replacingOccurrences(of: "$12$", with: "$14$")) == 1)
+        #expect(PasswordHasher.roundsToMatch(cost: 13, hash: "plain") == 1 && PasswordHasher.cost(of: "plain") == nil)
+        #expect(PasswordHasher(cost: 13, concurrency: 1).isOutdated(hash))
+        // Padded or not, the answers are the same.
+        let stricter = PasswordHasher(cost: 13, concurrency: 1)
+        #expect(try await stricter.verify("correct horse battery staple", hash: hash))
+        #expect(try await !stricter.verify("wrong horse battery staple", hash: hash))
+    }
 }

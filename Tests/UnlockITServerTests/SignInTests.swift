@@ -57,6 +57,28 @@ struct SignInTests {
         }
     }
 
+    @Test("A raised bcrypt cost reaches an account when it next signs in, and ends none of its sessions")
+    func aRaisedCostRehashesAtSignIn() async throws {
+        var harness = try Harness()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let before = try #require(try await harness.store.credentials(email: "admin@acme.test")?.passwordHash)
+        #expect(PasswordHasher.cost(of: before) == 12)
+        harness.configuration.bcryptCost = 13
+        let store = harness.store
+        try await harness.run { api in
+            #expect(try await api.signIn("admin@acme.test", "not the password at all").status == 401)
+            #expect(try await store.credentials(email: "admin@acme.test")?.passwordHash == before)
+            let first = try await api.signIn("admin@acme.test", initial)
+            #expect(first.status == 200)
+            let token = try #require(first.string("token"))
+            let after = try #require(try await store.credentials(email: "admin@acme.test")?.passwordHash)
+            #expect(PasswordHasher.cost(of: after) == 13)
+            // The same password signs in again, and the session it opened is still there.
+            #expect(try await api.signIn("admin@acme.test", initial).status == 200)
+            #expect(try await api.get("/api/v1/me", token).code == "password_change_required")
+        }
+    }
+
     @Test("Wrong password and unknown account answer identically")
     func failuresLookAlike() async throws {
         let harness = try Harness()

@@ -35,6 +35,9 @@ public protocol Store: Sendable {
     func setPassword(
         _ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?, checking admin: AdminCheck?,
         audit: AuditEvent) async throws
+    /// Stores a new hash of the same password (made at the current bcrypt cost) if the stored one is
+    /// still `replacing`; sessions, flags and the audit log are untouched. Returns whether it did.
+    func rehashPassword(_ id: UserID, hash: String, replacing: String) async throws -> Bool
 
     // MARK: Rooms
     func createRoom(_ room: Room, audit: AuditEvent) async throws

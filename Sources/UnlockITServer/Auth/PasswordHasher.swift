@@ -57,12 +57,36 @@ public final class PasswordHasher: Sendable {
         // Bytes, not `==`, which takes canonically equivalent strings (é and e + ́) for equal.
         let typedIsNormal = normal.utf8.elementsEqual(password.utf8)
         let inputs = typedIsNormal ? [Self.prehash(normal)] : [Self.prehash(normal), Self.prehash(password)]
+        let rounds = Self.roundsToMatch(cost: cost, hash: hash)
         return try await limiter.run {
             try await pool.runIfActive {
                 Self.yieldToOtherWork()
-                return inputs.contains { Bcrypt.verify($0, hash: hash) }
+                if inputs.contains(where: { Bcrypt.verify($0, hash: hash) }) { return true }
+                // A hash made at a lower cost (before the operator raised it) fails faster than the
+                // throwaway hash of an unknown email: the same work again until the times match, so
+                // that a failure's time does not tell which emails have accounts.
+                for _ in 1..<rounds { _ = inputs.contains { Bcrypt.verify($0, hash: hash) } }
+                return false
             }
         }
+    }
+
+    /// The bcrypt cost `hash` was made at, or nil if it is not a bcrypt hash.
+    static func cost(of hash: String) -> Int? {
+        // $2b$12$…: the version, then the cost in two digits.
+        let parts = hash.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[2].utf8.count == 2 else { return nil }
+        return Int(parts[2])
+    }
+
+    /// Whether `hash` was made at another cost than the current one (and should be made again).
+    func isOutdated(_ hash: String) -> Bool { Self.cost(of: hash).map { $0 != cost } ?? false }
+
+    /// How many verifications against `hash` take as long as one at `cost`: each cost step doubles
+    /// bcrypt's work. One for a hash at the current cost or above (or not bcrypt), at most 2^8.
+    static func roundsToMatch(cost: Int, hash: String) -> Int {
+        guard let made = Self.cost(of: hash), made < cost else { return 1 }
+        return 1 << min(cost - made, 8)
     }
 
     /// Lowers the calling thread (one of this hasher's own) to nice 10. On Linux the nice value is

@@ -82,7 +82,13 @@ struct AuthController {
             }
             throw APIError.invalidCredentials
         }
-        return try await startSession(for: user, method: .password, verifiedHash: hash)
+        let signedIn = try await startSession(for: user, method: .password, verifiedHash: hash)
+        // Made at another cost than the current one: hashed again now that the password is known, so
+        // that raising the cost reaches every account that signs in. A failure only leaves it for next time.
+        if services.hasher.isOutdated(hash), let newHash = try? await services.hasher.hash(body.password) {
+            _ = try? await services.store.rehashPassword(user.id, hash: newHash, replacing: hash)
+        }
+        return signedIn
     }
 
     @Sendable func oidcSignIn(request: Request, context: AppContext) async throws -> SignedIn {
