@@ -133,6 +133,29 @@ struct OIDCTests {
         }
     }
 
+    @Test("A user who signs in with OpenID Connect only needs an issuer that signs in their company")
+    func oidcOnlyUsersNeedAnIssuer() async throws {
+        var harness = try Harness()
+        let acme = try await harness.bootstrapCompany("Acme", email: "admin@acme.test")
+        let globex = try await harness.bootstrapCompany("Globex", email: "admin@globex.test")
+        harness.configuration.oidcIssuers = [
+            .init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: "/nonexistent", companies: [acme.id.rawValue])
+        ]
+        try await harness.run { api in
+            let acmeAdmin = try await api.session("admin@acme.test", acme.password)
+            let globexAdmin = try await api.session("admin@globex.test", globex.password)
+            let body: [String: any Sendable] = ["email": "sso@x.test", "name": "S", "role": "admin", "securityLevel": 0, "oidcOnly": true]
+            let refused = try await api.post("/api/v1/users", globexAdmin, body)
+            #expect(refused.status == 400 && refused.code == "invalid_field", "\(refused)")
+            #expect(refused.string("detail")?.contains("no_oidc_issuer") == true, "\(refused)")
+            let imported = try await api.post("/api/v1/users/import?dryRun=true", globexAdmin, ["users": [body]])
+            #expect(imported.status == 422, "\(imported)")
+            #expect((imported.json["errors"] as? [[String: any Sendable]])?.first?["reason"] as? String == "no_oidc_issuer", "\(imported)")
+            // Acme's issuer signs in Acme's users: there it is a user like any other.
+            #expect(try await api.post("/api/v1/users", acmeAdmin, body).status == 201)
+        }
+    }
+
     @Test("With an issuer per company, each signs in its own company's users only")
     func issuersSignInOnlyTheirCompanies() async throws {
         let acmeProvider = Provider(kid: "acme-1")

@@ -32,6 +32,7 @@ extension Users {
             case wrongFieldCount = "wrong_field_count"
             case emailTaken = "email_taken"
             case oidcOnlyHasNoPassword = "oidc_only_has_no_password"
+            case noOIDCIssuer = "no_oidc_issuer"
         }
 
         struct Rejection: Encodable, Sendable {

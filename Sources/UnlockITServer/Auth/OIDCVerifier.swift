@@ -77,6 +77,12 @@ public final class OIDCVerifier: Sendable {
 
     public var isConfigured: Bool { !issuers.isEmpty }
 
+    /// Whether some configured issuer may sign in users of `company`: without one, a user who signs in
+    /// with OpenID Connect only could never sign in.
+    public func signsIn(_ company: CompanyID) -> Bool {
+        issuers.values.contains { issuer in issuer.configuration.companies.map { $0.compactMap(CompanyID.init).contains(company) } ?? true }
+    }
+
     public func verify(idToken: String, clientID: String) async throws(Failure) -> VerifiedIdentity {
         let parts = idToken.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, idToken.utf8.count <= 16 * 1024,

@@ -98,8 +98,11 @@ struct UsersController {
         return UserResponse(user)
     }
 
-    /// Checks a new user's fields; returns the first problem as (field, reason).
-    static func validate(_ body: Create) -> (field: String, reason: String)? {
+    /// Checks a new user's fields; returns the first problem as (field, reason). `oidcSignsIn`: whether
+    /// an OpenID Connect issuer may sign in the company's users (else none can be OpenID Connect only:
+    /// they could never sign in, and an admin among them would keep the last-admin check from
+    /// stopping the company's admins from locking themselves out).
+    static func validate(_ body: Create, oidcSignsIn: Bool) -> (field: String, reason: String)? {
         if Validation.email(body.email) == nil { return ("email", "invalid_email") }
         if Validation.name(body.name) == nil { return ("name", "invalid_name") }
         if Validation.level(body.securityLevel) == nil { return ("securityLevel", "invalid_level") }
@@ -107,6 +110,7 @@ struct UsersController {
             if body.oidcOnly == true { return ("password", "oidc_only_has_no_password") }
             if !Validation.password(password) { return ("password", "weak_password") }
         }
+        if body.oidcOnly == true, !oidcSignsIn { return ("oidcOnly", "no_oidc_issuer") }
         return nil
     }
 
@@ -150,7 +154,7 @@ struct UsersController {
         let identity = try context.requireIdentity()
         let admin = identity.user
         let body = try await request.decodeStrict(Create.self, context: context)
-        if let (field, reason) = Self.validate(body) {
+        if let (field, reason) = Self.validate(body, oidcSignsIn: services.oidc.signsIn(admin.companyID)) {
             if reason == "weak_password" { throw APIError.weakPassword }
             throw APIError.invalidField(field, reason)
         }
@@ -177,11 +181,12 @@ struct UsersController {
         guard !body.users.isEmpty, body.users.count <= 10_000 else { throw APIError.invalidField("users", "1 to 10000 users") }
 
         // Every row is checked before anything is written: a file with one bad row imports nothing.
+        let oidcSignsIn = services.oidc.signsIn(admin.companyID)
         var errors: [RowError] = []
         var seen: [String: Int] = [:]
         var firstRows: [(index: Int, email: String)] = []
         for (index, row) in body.users.enumerated() {
-            if let (field, reason) = Self.validate(row) {
+            if let (field, reason) = Self.validate(row, oidcSignsIn: oidcSignsIn) {
                 errors.append(RowError(index: index, field: field, reason: reason))
                 continue
             }
