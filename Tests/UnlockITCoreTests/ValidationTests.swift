@@ -50,6 +50,17 @@ import UnlockITCore
         #expect(Validation.level(0) == 0)
         #expect(Validation.level(Validation.maximumLevel + 1) == nil)
         #expect(Validation.description("line one\nline two") != nil)
+        // Invisible formatting would make names that look alike, or are shown backwards.
+        for hidden in ["Lab\u{200B}", "\u{202E}baL", "La\u{00AD}b", "Lab\u{2028}2", "\u{2066}Lab\u{2069}", "\u{FEFF}Lab"] {
+            #expect(Validation.name(hidden) == nil, "\(hidden.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(Validation.description(hidden) == nil)
+        }
+        // The joiners that names and emoji need stay.
+        #expect(Validation.name("می\u{200C}خواهم") != nil)
+        #expect(Validation.name("👩\u{200D}🔬 Lab") != nil)
+        // One character with a thousand combining marks is not a short name.
+        #expect(Validation.name("a" + String(repeating: "\u{301}", count: 1000)) == nil)
+        #expect(Validation.name("e\u{301}" + String(repeating: "x", count: 99)) != nil)
     }
 
     @Test func identifiersParseOnlyUUIDs() {

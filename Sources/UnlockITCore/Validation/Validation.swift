@@ -21,19 +21,29 @@ public enum Validation {
         return email
     }
 
-    /// Trimmed, 1…`maximum` characters, no control characters.
+    /// Trimmed, 1…`maximum` characters, no control characters and no invisible formatting (see
+    /// ``isHiddenFormatting``).
     public static func name(_ text: String, maximum: Int = 100) -> String? {
         let name = text.trimmingWhitespace()
-        guard (1...maximum).contains(name.count), !name.unicodeScalars.contains(where: \.isControl) else { return nil }
+        guard (1...maximum).contains(name.count), fits(name, maximum),
+            !name.unicodeScalars.contains(where: { $0.isControl || $0.isHiddenFormatting })
+        else { return nil }
         return name
     }
 
-    /// At most `maximum` characters; line breaks allowed, other control characters not.
+    /// At most `maximum` characters; line breaks allowed, other control characters and invisible
+    /// formatting not.
     public static func description(_ text: String, maximum: Int = 1000) -> String? {
-        guard text.count <= maximum, !text.unicodeScalars.contains(where: { $0.isControl && $0 != "\n" && $0 != "\t" }) else {
-            return nil
-        }
+        guard text.count <= maximum, fits(text, maximum),
+            !text.unicodeScalars.contains(where: { ($0.isControl && $0 != "\n" && $0 != "\t") || $0.isHiddenFormatting })
+        else { return nil }
         return text
+    }
+
+    /// A character is counted as the eye sees it, and one can be a letter with thousands of combining
+    /// marks: at most four code points per character allowed, on average, bound what a name may weigh.
+    private static func fits(_ text: String, _ maximum: Int) -> Bool {
+        text.unicodeScalars.count <= 4 * maximum
     }
 
     public static func level(_ value: Int) -> Int? {
@@ -50,6 +60,17 @@ public enum Validation {
 
 extension Unicode.Scalar {
     fileprivate var isControl: Bool { properties.generalCategory == .control }
+
+    /// Formatting no one sees: bidi overrides and isolates (U+202E can turn `Lab` into a name shown
+    /// backwards in a table), zero-width spaces, soft hyphens, line and paragraph separators. The
+    /// joiners U+200C and U+200D stay: Persian and Indic names and emoji sequences need them.
+    fileprivate var isHiddenFormatting: Bool {
+        switch properties.generalCategory {
+        case .format: value != 0x200C && value != 0x200D
+        case .lineSeparator, .paragraphSeparator: true
+        default: false
+        }
+    }
 
     fileprivate var mayBeInAnEmail: Bool {
         guard value > 0x20, value != 0x7f, self != ",", self != ";", !properties.isDefaultIgnorableCodePoint else { return false }
