@@ -139,7 +139,7 @@ extension SQLiteStore {
                 """#,
             arguments: [Data(check.session), check.at, check.company.rawValue])
         guard let row, row["enabled"] == true else { throw StoreError.sessionEnded }
-        guard row["role"] == Role.admin.rawValue else { throw StoreError.adminRequired }
+        guard !check.needsAdmin || row["role"] == Role.admin.rawValue else { throw StoreError.adminRequired }
     }
 
     /// Throws ``StoreError/lastAdmin`` (rolling back the transaction) if the company has no enabled admin left.

@@ -394,6 +394,25 @@ import UnlockITCore
             try await store.createUser(makeUser(company.id, "d@psi.test"), passwordHash: nil, checking: check, audit: audit(company.id))
         }
         #expect(Set(try await store.users(in: company.id).map(\.email)) == [admin.email, second.email, "a@psi.test"])
+
+        // A user's own new password: any role, but the session and the user must still be valid.
+        func change(_ session: [UInt8]) async throws {
+            try await store.setPassword(
+                admin.id, hash: "new", mustChange: false, keepSession: session, replacing: nil,
+                checking: AdminCheck(session: session, company: company.id, at: now, needsAdmin: false), audit: audit(company.id, .changePassword))
+        }
+        await #expect(throws: StoreError.sessionEnded) { try await change(token) }  // disabled above
+        // Enabled again (which ends the sessions from before) and an employee: a new session may.
+        _ = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) {
+            $0.enabled = true
+            $0.role = .employee
+        }
+        await #expect(throws: StoreError.sessionEnded) { try await change(token) }
+        let fresh: [UInt8] = Array(repeating: 9, count: 32)
+        _ = try await store.createSession(
+            Session(tokenHash: fresh, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
+        try await change(fresh)
+        #expect(try await store.credentials(email: admin.email)?.passwordHash == "new")
     }
 
     @Test func onlyAnAuthorizationThatChangesSomethingIsAudited() async throws {

@@ -11,10 +11,14 @@ public struct AdminCheck: Sendable {
     public var company: CompanyID
     /// When the write happens: a session that expired by then no longer counts.
     public var at: Date
+    /// False for a user's change of their own (a new password): the session and the user must still
+    /// be valid and enabled, whatever the role.
+    public var needsAdmin: Bool
 
-    public init(session: [UInt8], company: CompanyID, at: Date) {
+    public init(session: [UInt8], company: CompanyID, at: Date, needsAdmin: Bool = true) {
         self.session = session
         self.company = company
         self.at = at
+        self.needsAdmin = needsAdmin
     }
 }

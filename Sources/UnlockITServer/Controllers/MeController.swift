@@ -89,7 +89,10 @@ struct MeController {
         let newHash = try await services.hasher.hash(body.newPassword)
         do {
             try await services.store.setPassword(
-                identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: hash, checking: nil,
+                identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: hash,
+                // Checked again as it is written: the user may have been disabled, or the session
+                // revoked, while the body arrived and bcrypt ran; the change must not land then.
+                checking: AdminCheck(session: identity.tokenHash, company: identity.user.companyID, at: services.clock.now(), needsAdmin: false),
                 audit: services.audit(.changePassword, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
         } catch StoreError.credentialsChanged {
             // Another change (of this session, or an admin's reset) came first: the password given as
