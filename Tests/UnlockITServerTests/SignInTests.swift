@@ -282,6 +282,28 @@ struct SignInTests {
         }
     }
 
+    @Test("An import's passwords wait their turn in a sign-in storm instead of failing the import")
+    func anImportOutlastsAStorm() async throws {
+        // One hash at a time and no queue: every sign-in that finds bcrypt busy is turned away.
+        let harness = try Harness {
+            $0.bcryptConcurrency = 1; $0.bcryptQueue = 0
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let admin = try await api.session("admin@acme.test", initial)
+            let rows: [[String: any Sendable]] = (0..<4).map { ["email": "new\($0)@acme.test", "name": "N", "role": "employee", "securityLevel": 0] }
+            async let imported = api.post("/api/v1/users/import", admin, ["users": rows])
+            let storm = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<12 { group.addTask { try await api.signIn("admin@acme.test", "a brand new password").status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let answer = try await imported
+            #expect(answer.status == 200, "\(answer)")
+            #expect((answer.json["created"] as? [[String: any Sendable]])?.count == 4, "\(answer)")
+            #expect(storm.allSatisfy { $0 == 200 || $0 == 503 }, "\(storm)")
+        }
+    }
+
     @Test("A restarted server on the same file keeps everything, and valid sessions stay valid")
     func restartKeepsSessions() async throws {
         let harness = try Harness()

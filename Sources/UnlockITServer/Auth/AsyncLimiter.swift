@@ -21,13 +21,16 @@ final class AsyncLimiter: Sendable {
         self.maxWaiting = maxWaiting
     }
 
-    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        try await acquire()
+    /// - Parameter queueing: wait in line even when the queue is full. For work that asks for one
+    ///   slot at a time and must not fail halfway because of others' bursts (an import's passwords):
+    ///   each such caller adds at most one to the queue.
+    func run<T: Sendable>(queueing: Bool = false, _ body: () async throws -> T) async throws -> T {
+        try await acquire(queueing: queueing)
         defer { release() }
         return try await body()
     }
 
-    private func acquire() async throws {
+    private func acquire(queueing: Bool) async throws {
         let immediate = state.withLock { state -> Bool in
             guard state.available > 0 else { return false }
             state.available -= 1
@@ -40,7 +43,7 @@ final class AsyncLimiter: Sendable {
                     state.available -= 1
                     return true
                 }
-                guard state.waiters.count < maxWaiting else { return false }
+                guard queueing || state.waiters.count < maxWaiting else { return false }
                 state.waiters.append(continuation)
                 return nil
             }

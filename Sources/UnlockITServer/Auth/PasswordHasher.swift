@@ -39,10 +39,11 @@ public final class PasswordHasher: Sendable {
 
     deinit { pool.shutdownGracefully { _ in } }
 
-    public func hash(_ password: String) async throws -> String {
+    /// - Parameter queueing: wait for a slot even when the queue is full (see ``AsyncLimiter/run(queueing:_:)``).
+    public func hash(_ password: String, queueing: Bool = false) async throws -> String {
         let input = Self.prehash(Self.normalised(password))
         let cost = UInt8(self.cost)
-        return try await limiter.run {
+        return try await limiter.run(queueing: queueing) {
             try await pool.runIfActive {
                 Self.yieldToOtherWork()
                 return Bcrypt.hash(input, cost: cost)

@@ -138,12 +138,14 @@ struct UsersController {
     }
 
     /// Builds the user and hashes their password. Returns the generated password if the server chose it.
-    private func prepare(_ body: Create, admin: User) async throws -> (user: User, hash: String?, generated: String?) {
+    /// `queueing`: for an import, whose hashes take turns with sign-ins for minutes and must not fail
+    /// halfway because a burst of sign-ins filled the queue.
+    private func prepare(_ body: Create, admin: User, queueing: Bool = false) async throws -> (user: User, hash: String?, generated: String?) {
         let now = services.clock.now()
         let oidcOnly = body.oidcOnly ?? false
         let generated = oidcOnly || body.password != nil ? nil : Self.initialPassword()
         let password = body.password ?? generated
-        let hash = try await password.asyncMap { try await services.hasher.hash($0) }
+        let hash = try await password.asyncMap { try await services.hasher.hash($0, queueing: queueing) }
         let user = User(
             id: .generate(), companyID: admin.companyID, email: Validation.email(body.email)!, name: Validation.name(body.name)!, role: body.role,
             securityLevel: body.securityLevel, enabled: body.enabled ?? true, mustChangePassword: !oidcOnly, createdAt: now, updatedAt: now)
@@ -212,7 +214,7 @@ struct UsersController {
         }
 
         var created: [Created] = []
-        var batch: [(user: User, passwordHash: String?, audit: AuditEvent)] = []
+        var prepared: [(user: User, passwordHash: String?)] = []
         for row in body.users {
             if dryRun {
                 let now = services.clock.now()
@@ -222,12 +224,25 @@ struct UsersController {
                     createdAt: now, updatedAt: now)
                 created.append(Created(user: UserResponse(user), initialPassword: nil))
             } else {
-                let (user, hash, generated) = try await prepare(row, admin: admin)
-                batch.append((user, hash, services.audit(.createUser, by: admin, company: admin.companyID, reason: .import, subject: user.id)))
+                let (user, hash, generated) = try await prepare(row, admin: admin, queueing: true)
+                prepared.append((user, hash))
                 created.append(Created(user: UserResponse(user), initialPassword: generated))
             }
         }
-        if !dryRun { try await services.store.createUsers(batch, checking: adminCheck(identity)) }
+        if !dryRun {
+            // The users exist from the commit on: their times and audit events say so, not when each
+            // row's password was hashed (minutes earlier for a large import).
+            let now = services.clock.now()
+            let batch = prepared.map { user, hash in
+                var user = user
+                (user.createdAt, user.updatedAt) = (now, now)
+                return (user, hash, services.audit(.createUser, by: admin, company: admin.companyID, reason: .import, subject: user.id))
+            }
+            try await services.store.createUsers(batch, checking: adminCheck(identity))
+            created = batch.map { user, _, _ in user }.enumerated().map {
+                Created(user: UserResponse($1), initialPassword: created[$0].initialPassword)
+            }
+        }
         return try Imported(dryRun: dryRun, created: created).response(from: request, context: context)
     }
 
