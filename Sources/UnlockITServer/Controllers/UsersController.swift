@@ -239,9 +239,7 @@ struct UsersController {
                 return (user, hash, services.audit(.createUser, by: admin, company: admin.companyID, reason: .import, subject: user.id))
             }
             try await services.store.createUsers(batch, checking: adminCheck(identity))
-            created = batch.map { user, _, _ in user }.enumerated().map {
-                Created(user: UserResponse($1), initialPassword: created[$0].initialPassword)
-            }
+            created = zip(batch, created).map { row, answer in Created(user: UserResponse(row.0), initialPassword: answer.initialPassword) }
         }
         return try Imported(dryRun: dryRun, created: created).response(from: request, context: context)
     }
