@@ -133,6 +133,35 @@ struct OIDCTests {
         }
     }
 
+    @Test("After the issuer rotates its key, a token signed with the new one signs in without waiting an hour")
+    func aRotatedKeyIsFetched() async throws {
+        let old = Provider(kid: "key-old")
+        let new = Provider(kid: "key-new")
+        let directory = try TemporaryDirectory("unlockit-oidc")
+        defer { directory.remove() }
+        let jwksPath = "\(directory.path)/jwks.json"
+        try old.jwks().write(toFile: jwksPath, atomically: true, encoding: .utf8)
+        let harness = try Harness {
+            $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: jwksPath)]
+        }
+        _ = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            func signIn(_ provider: Provider) async throws -> API.Reply {
+                let now = harness.clock.now
+                let idToken = try await provider.token(email: "admin@acme.test", expires: now + 3600, issued: now)
+                return try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken])
+            }
+            #expect(try await signIn(old).status == 200)
+            try new.jwks().write(toFile: jwksPath, atomically: true, encoding: .utf8)
+            // Keys were fetched moments ago: not again yet, whatever the tokens.
+            #expect(try await signIn(new).status == 511)
+            harness.clock.advance(OIDCVerifier.refetchInterval + 1)
+            #expect(try await signIn(new).status == 200)
+            // The old key is gone from the issuer's list, and so from the server's.
+            #expect(try await signIn(old).status == 511)
+        }
+    }
+
     @Test("A user who signs in with OpenID Connect only needs an issuer that signs in their company")
     func oidcOnlyUsersNeedAnIssuer() async throws {
         var harness = try Harness()

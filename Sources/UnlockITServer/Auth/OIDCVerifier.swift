@@ -58,6 +58,8 @@ public final class OIDCVerifier: Sendable {
     private final class Issuer: Sendable {
         let configuration: ServerConfiguration.OIDCIssuer
         let keys = Mutex<(collection: JWTKeyCollection, fetchedAt: Date)?>(nil)
+        /// When the keys were last fetched or tried, successfully or not (see ``refetchInterval``).
+        let lastAttempt = Mutex<Date?>(nil)
 
         init(configuration: ServerConfiguration.OIDCIssuer) { self.configuration = configuration }
     }
@@ -103,12 +105,17 @@ public final class OIDCVerifier: Sendable {
             throw .algorithmNotAllowed
         }
 
-        let collection = try await keys(for: issuer)
         let claims: Claims
         do {
-            claims = try await collection.verify(idToken, as: Claims.self)
+            claims = try await keys(for: issuer).verify(idToken, as: Claims.self)
         } catch {
-            throw .badSignature
+            // Perhaps signed with a key the issuer has published since (a rotation): its keys again,
+            // at most once per ``refetchInterval``, so a stream of bad tokens cannot make a stream of fetches.
+            do {
+                claims = try await keys(for: issuer, again: true).verify(idToken, as: Claims.self)
+            } catch {
+                throw .badSignature
+            }
         }
 
         guard claims.iss.value == issuer.configuration.issuer else { throw .unknownIssuer }
@@ -131,10 +138,25 @@ public final class OIDCVerifier: Sendable {
             companies: issuer.configuration.companies.map { Set($0.compactMap(CompanyID.init)) })
     }
 
-    /// The issuer's keys, loaded from its JWKS file or URL and refreshed hourly.
-    private func keys(for issuer: Issuer) async throws(Failure) -> JWTKeyCollection {
+    /// How long after a fetch of an issuer's keys, successful or not, no other is started: one that
+    /// failed (a provider down, a 10 s timeout) is not tried again by every sign-in that follows.
+    static let refetchInterval: TimeInterval = 30
+
+    /// The issuer's keys, loaded from its JWKS file or URL and refreshed hourly, or `again` now (a
+    /// token no known key verifies), if no fetch was tried in the last ``refetchInterval``.
+    private func keys(for issuer: Issuer, again: Bool = false) async throws(Failure) -> JWTKeyCollection {
         let now = clock.now()
-        if let cached = issuer.keys.withLock({ $0 }), now.timeIntervalSince(cached.fetchedAt) < 3600 { return cached.collection }
+        let cached = issuer.keys.withLock { $0 }
+        if let cached, !again, now.timeIntervalSince(cached.fetchedAt) < 3600 { return cached.collection }
+        let mayFetch = issuer.lastAttempt.withLock { last -> Bool in
+            if let last, now.timeIntervalSince(last) < Self.refetchInterval { return false }
+            last = now
+            return true
+        }
+        guard mayFetch else {
+            if let cached { return cached.collection }
+            throw .keysUnavailable
+        }
         let json: String
         do {
             if let file = issuer.configuration.jwksFile {
@@ -155,7 +177,7 @@ public final class OIDCVerifier: Sendable {
         } catch {
             logger.error("could not load the issuer's keys", metadata: ["issuer": "\(issuer.configuration.issuer)"])
             // Keep using keys we already have rather than locking everybody out.
-            if let cached = issuer.keys.withLock({ $0 }) { return cached.collection }
+            if let cached { return cached.collection }
             throw .keysUnavailable
         }
     }
