@@ -35,9 +35,16 @@ struct Unlock: AsyncParsableCommand {
                 ?? AccessEntryModel(
                     lockId: wanted ?? "", lockName: wanted ?? "", allowed: false, reason: "", online: false)
         }
-        if let entry = entries.first(where: { $0.lockId == target.lowercased() }) { return entry }
         let roomKey = RoomName.key(target.trimmingCharacters(in: .whitespaces))
         let inRoom = entries.filter { $0.roomName.map(RoomName.key) == roomKey || $0.roomId == target.lowercased() }
+        // With --lock the target is the room. Without, a lock's id; but a target that is also another
+        // room's name is refused rather than guessed at: the wrong door must not open.
+        if wanted == nil, let entry = entries.first(where: { $0.lockId == target.lowercased() }) {
+            guard inRoom.allSatisfy({ $0.lockId == entry.lockId }) else {
+                throw CLIError(l("error.ambiguous_target", target), hint: l("hint.unlock_choose"), status: .usage)
+            }
+            return entry
+        }
         if let wanted {
             guard let entry = inRoom.first(where: { $0.lockId == wanted }) else {
                 throw CLIError(l("error.lock_not_in_room", wanted, target), hint: l("hint.unlock_choose"), status: .failure)
