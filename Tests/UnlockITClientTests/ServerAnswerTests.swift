@@ -98,6 +98,10 @@ struct ServerAnswerTests {
         guard case .failed(let error) = busy else { Issue.record("503 server_busy taken for \(busy)"); return }
         #expect(error.status == .failure && error.message == Localizer(.english)("error.server_busy"))
         guard case .failed = try await answer(problem(500, "internal_error")) else { Issue.record("500 taken for ended"); return }
+        // A proxy's 401 page: the token never reached the server, which may still accept it.
+        let proxied = try await answer("HTTP/1.1 401 Unauthorized\r\nContent-Type: text/html\r\nContent-Length: 6\r\nConnection: close\r\n\r\n<html>")
+        guard case .failed(let refusal) = proxied else { Issue.record("a proxy's 401 taken for \(proxied)"); return }
+        #expect(refusal.status == .notSignedIn)
         // A proxy's 502 page: the server was not reached.
         #expect(try await answer("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n") == .unreachable)
     }

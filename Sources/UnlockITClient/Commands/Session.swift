@@ -59,7 +59,7 @@ struct Logout: AsyncParsableCommand {
 
 /// What the server's answer to a sign-out says of the session.
 enum SignOutAnswer: Equatable {
-    /// Ended now, or already (the server no longer knows the token: 401).
+    /// Ended now, or already (the server itself no longer knows the token: 401 `unauthenticated`).
     case ended
     /// The server could not be reached; the session stays valid on it until it expires.
     case unreachable
@@ -67,10 +67,14 @@ enum SignOutAnswer: Equatable {
     case failed(CLIError)
 
     init(_ error: CLIError) {
-        switch error.status {
-        case .notSignedIn: self = .ended
-        case .serverUnreachable: self = .unreachable
-        default: self = .failed(error)
+        // A 401 that is not the server's own problem (a proxy's, a single sign-on gateway's) says
+        // nothing of the session: the token never reached the server.
+        if error.problemCode == ProblemCode.unauthenticated.rawValue {
+            self = .ended
+        } else if error.status == .serverUnreachable {
+            self = .unreachable
+        } else {
+            self = .failed(error)
         }
     }
 

@@ -6,6 +6,9 @@ public struct CLIError: Error, Sendable {
     public let message: String
     public let hint: String?
     public let status: ExitStatus
+    /// The server's problem code when the server itself answered with one; nil for anything else
+    /// (a proxy's page, no answer, the CLI's own checks).
+    public var problemCode: String?
 
     public init(_ message: String, hint: String? = nil, status: ExitStatus = .failure) {
         self.message = message
@@ -28,17 +31,16 @@ public struct CLIError: Error, Sendable {
         default: status = .failure
         }
         let key = "error.\(code)"
-        guard l.has(key) else {
-            return CLIError(l("error.unknown_problem", code), hint: detail, status: status)
-        }
-        let message: String
-        if ProblemCode(rawValue: code) == .accessDenied {
-            message = l(key, reasonText(reason ?? "", l))
+        var error: CLIError
+        if !l.has(key) {
+            error = CLIError(l("error.unknown_problem", code), hint: detail, status: status)
         } else {
-            message = l(key)
+            let message = ProblemCode(rawValue: code) == .accessDenied ? l(key, reasonText(reason ?? "", l)) : l(key)
+            let hintKey = "hint.\(code)"
+            error = CLIError(message, hint: l.has(hintKey) ? l(hintKey) : nil, status: status)
         }
-        let hintKey = "hint.\(code)"
-        return CLIError(message, hint: l.has(hintKey) ? l(hintKey) : nil, status: status)
+        error.problemCode = code
+        return error
     }
 
     /// Why the access rule said no (or yes), as a phrase in the user's language.

@@ -9,8 +9,12 @@ struct Lookup {
     func user(_ reference: String) async throws -> UserModel {
         if UserID(reference) != nil { return try await api.get("/api/v1/users/\(reference.lowercased())") }
         let users: ItemsModel<UserModel> = try await api.get("/api/v1/users")
-        guard let user = users.items.first(where: { $0.email.caseInsensitiveCompare(reference.trimmingCharacters(in: .whitespaces)) == .orderedSame })
-        else { throw CLIError(api.l("error.no_such_user", reference), hint: api.l("hint.list_users"), status: .failure) }
+        // The address as the server keeps it (lowercased, composed), compared exactly: a looser
+        // comparison (one that takes ß for ss) could pick another user to edit or remove.
+        let email = Validation.email(reference)
+        guard let email, let user = users.items.first(where: { $0.email.unicodeScalars.elementsEqual(email.unicodeScalars) }) else {
+            throw CLIError(api.l("error.no_such_user", reference), hint: api.l("hint.list_users"), status: .failure)
+        }
         return user
     }
 
