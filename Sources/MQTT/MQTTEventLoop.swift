@@ -23,6 +23,8 @@ public final class MQTTEventLoop: Sendable {
     private struct Inbox {
         var commands: [Command] = []
         var dirty: [ClientCore] = []
+        /// Set as the loop exits: what is handed in from then on is answered at once (``refuse(_:)``).
+        var closed = false
     }
 
     private let epoll = Epoll()
@@ -74,8 +76,24 @@ public final class MQTTEventLoop: Sendable {
     /// Hands `command` to the loop. From the loop thread itself no wake-up is needed: the loop
     /// empties its inbox before it waits again.
     func submit(_ command: Command) {
-        inbox.withLock { $0.commands.append(command) }
+        let accepted = inbox.withLock { box -> Bool in
+            guard !box.closed else { return false }
+            box.commands.append(command)
+            return true
+        }
+        guard accepted else { return Self.refuse(command) }
         if !isLoopThread { epoll.wake() }
+    }
+
+    /// Answers work handed to a loop that has exited, which nobody else would: a stop is done (the
+    /// loop stopped every client as it exited), a subscription fails; a start and a timer are
+    /// dropped. Without this a second `shutdown()`, or a `subscribe` after one, would wait for ever.
+    private static func refuse(_ command: Command) {
+        switch command {
+        case .stop(_, let continuation): continuation.resume()
+        case .subscribe(_, _, let continuation): continuation.resume(throwing: MQTTError.shutDown)
+        case .timer, .add, .resolved: break
+        }
     }
 
     /// Asks the loop to write what `core` has queued. Cheap when called repeatedly.
@@ -92,8 +110,12 @@ public final class MQTTEventLoop: Sendable {
     /// inbox at least once per interval, so it files the timer well before it is due. (Every unlock
     /// sets its timeout this way, right before the publish that wakes the loop anyway.)
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        inbox.withLock { $0.commands.append(.timer(.now + delay, action)) }
-        if delay < housekeepingInterval * 2 && !isLoopThread { epoll.wake() }
+        let accepted = inbox.withLock { box -> Bool in
+            guard !box.closed else { return false }
+            box.commands.append(.timer(.now + delay, action))
+            return true
+        }
+        if accepted && delay < housekeepingInterval * 2 && !isLoopThread { epoll.wake() }
     }
 
     /// Stops the thread. Clients still attached are disconnected without ceremony.
@@ -181,6 +203,12 @@ public final class MQTTEventLoop: Sendable {
         }
 
         for core in state.clients.values { finishStop(core, state) }
+        let leftover = inbox.withLock { box -> [Command] in
+            box.closed = true
+            defer { box.commands.removeAll() }
+            return box.commands
+        }
+        for command in leftover { Self.refuse(command) }
         let waiters = exited.withLock { exit -> [CheckedContinuation<Void, Never>] in
             exit.done = true
             defer { exit.waiters.removeAll() }

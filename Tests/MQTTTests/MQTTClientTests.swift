@@ -1,7 +1,9 @@
 import Foundation
-import MQTT
+import Logging
 import SiteHarness
 import Testing
+
+@testable import MQTT
 
 /// The client against a real mosquitto.
 @Suite(.serialized, .timeLimit(.minutes(2)))
@@ -284,6 +286,27 @@ struct MQTTClientTests {
         // After the shutdown, a start would connect again at once (the loop is still running).
         #expect(TCPPeer.accept(listener.fd, timeout: .seconds(1)) == nil)
         await loop.shutdown()
+    }
+
+    @Test("After a shutdown, another shutdown and a subscription answer at once instead of waiting for ever")
+    func workAfterAShutdownIsAnswered() async throws {
+        try await Fixture.with { fixture in
+            // A client with a loop of its own: its shutdown ends that loop.
+            let client = try fixture.client("after-shutdown")
+            client.start()
+            try await client.waitUntilConnected(timeout: .seconds(5))
+            await client.shutdown()
+            await client.shutdown()
+            await #expect(throws: MQTTError.shutDown) { try await client.subscribe("a/b") }
+
+            // A shared loop shut down before its client: the client's shutdown still returns.
+            let loop = MQTTEventLoop(name: "shut-first")
+            let shared = try fixture.client("shared-after-shutdown", loop: loop)
+            shared.start()
+            try await shared.waitUntilConnected(timeout: .seconds(5))
+            await loop.shutdown()
+            await shared.shutdown()
+        }
     }
 
     @Test("A client stopped before the broker answered closes its socket at once, not when it is released")
