@@ -35,6 +35,8 @@ final class ClientCore: @unchecked Sendable {
     var loopWriteInterest = false
     var loopPhase = Phase.idle
     var loopAttempt = 0
+    /// When the broker last accepted this client: a connection that held long enough resets the backoff.
+    var loopConnectedSince: ContinuousClock.Instant?
     /// The broker refused this attempt's CONNECT; its closing the connection then says nothing new.
     var loopRefused = false
     var loopDeadline: ContinuousClock.Instant?
@@ -123,12 +125,17 @@ final class ClientCore: @unchecked Sendable {
         }
         lastFailure.withLock { $0 = nil }
         loopPhase = .connected
-        loopAttempt = 0
+        loopConnectedSince = .now
         for topic in configuration.subscriptions {
             var mid: Int32 = 0
             let rc = mosquitto_subscribe(mosq, &mid, topic, configuration.subscriptionQoS.rawValue)
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 loopSubscribeWaiters[mid] = (topic, nil)
+            } else {
+                // Connected, but deaf to this topic until the next connection: say so.
+                logger.error(
+                    "MQTT subscription could not be sent",
+                    metadata: ["client": "\(configuration.clientID)", "topic": "\(topic)", "error": "\(MosquittoLibrary.describe(rc))"])
             }
         }
         connected.store(true, ordering: .sequentiallyConsistent)

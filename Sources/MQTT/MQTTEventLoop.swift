@@ -139,6 +139,9 @@ public final class MQTTEventLoop: Sendable {
         var clients: [ObjectIdentifier: ClientCore] = [:]
         var nextHousekeeping = ContinuousClock.now
         var timers = TimerHeap()
+        /// The earliest deadline of a client waiting to connect again: the loop wakes for it, so
+        /// that each client's backoff and jitter hold to the millisecond, not to housekeeping's beat.
+        var nextRetry: ContinuousClock.Instant?
         /// Jitter for keep-alive bookkeeping: xorshift64, seeded once. It has no security role, and
         /// the system generator costs a system call per number (thousands a second in a fleet).
         var jitter = UInt64.random(in: 1...UInt64.max)
@@ -160,7 +163,7 @@ public final class MQTTEventLoop: Sendable {
         let clock = ContinuousClock()
 
         while running.load(ordering: .relaxed) {
-            let wake = min(state.nextHousekeeping, state.timers.earliest ?? state.nextHousekeeping)
+            let wake = min(state.nextHousekeeping, state.timers.earliest ?? state.nextHousekeeping, state.nextRetry ?? state.nextHousekeeping)
             // Work handed in from this thread (a handler's publish, a timer's) means no sleeping.
             let pending = inbox.withLock { !$0.commands.isEmpty || !$0.dirty.isEmpty }
             let timeout = pending ? 0 : max(0, milliseconds(until: wake, now: clock.now))
@@ -196,6 +199,7 @@ public final class MQTTEventLoop: Sendable {
                 // What the timers published goes out now, not after the next wait.
                 drainInbox(state)
             }
+            if let due = state.nextRetry, now >= due { retry(state, now: now) }
             if now >= state.nextHousekeeping {
                 housekeeping(state, now: now)
                 state.nextHousekeeping = now + housekeepingInterval
@@ -301,14 +305,28 @@ public final class MQTTEventLoop: Sendable {
                 core.loopNextMisc = now + Self.miscInterval(for: core, unit: state.nextUnit())
                 mosquitto_loop_misc(core.mosq)
                 afterIO(core, state)
-            case .waitingToRetry:
-                if let deadline = core.loopDeadline, now >= deadline { connect(core, state) }
             case .stopping:
                 if let deadline = core.loopDeadline, now >= deadline { finishStop(core, state) }
-            case .idle, .resolving, .stopped:
+            case .idle, .resolving, .stopped, .waitingToRetry:
                 break
             }
         }
+    }
+
+    /// Starts the attempts that are due, and finds when the next one is.
+    private func retry(_ state: State, now: ContinuousClock.Instant) {
+        // Attempts started here that fail at once schedule their next one into this afresh.
+        state.nextRetry = nil
+        var next: ContinuousClock.Instant?
+        for core in state.clients.values where core.loopPhase == .waitingToRetry {
+            guard let deadline = core.loopDeadline else { continue }
+            if deadline <= now {
+                connect(core, state)
+            } else {
+                next = min(next ?? deadline, deadline)
+            }
+        }
+        state.nextRetry = [next, state.nextRetry].compactMap { $0 }.min()
     }
 
     /// Reconciles the loop's view of a client's socket with libmosquitto's after any call into it.
@@ -367,7 +385,7 @@ public final class MQTTEventLoop: Sendable {
             // Attempts that keep failing try each of a name's addresses in turn.
             address = addresses[core.loopAttempt % addresses.count]
         case .failure(let failure):
-            failed(core, reason: failure.message)
+            failed(core, reason: failure.message, state)
             return
         }
         // Always the numeric address, also for a reconnect: libmosquitto would look a name up again.
@@ -376,7 +394,7 @@ public final class MQTTEventLoop: Sendable {
         let socket = mosquitto_socket(core.mosq)
         guard rc == MOSQ_ERR_SUCCESS.rawValue, socket >= 0 else {
             if socket >= 0 { mosquitto_disconnect(core.mosq) }
-            failed(core, reason: MosquittoLibrary.describe(rc, errno: error))
+            failed(core, reason: MosquittoLibrary.describe(rc, errno: error), state)
             return
         }
         core.loopPhase = .connecting
@@ -384,12 +402,12 @@ public final class MQTTEventLoop: Sendable {
     }
 
     /// A connection attempt that failed before it reached the network: retried after the backoff.
-    private func failed(_ core: ClientCore, reason: String) {
+    private func failed(_ core: ClientCore, reason: String, _ state: State) {
         // Logged at debug only: a fleet has thousands of clients. `MQTTClient.lastFailure` tells
         // the owner why (an unknown host, an unreachable network), for a log of its own.
         core.lastFailure.withLock { $0 = reason }
         logger.debug("MQTT connect attempt failed", metadata: ["client": "\(core.configuration.clientID)", "error": "\(reason)"])
-        scheduleRetry(core)
+        scheduleRetry(core, state)
     }
 
     private func connectionLost(_ core: ClientCore, _ state: State) {
@@ -402,15 +420,24 @@ public final class MQTTEventLoop: Sendable {
             break
         default:
             core.connected.store(false, ordering: .sequentiallyConsistent)
-            scheduleRetry(core)
+            scheduleRetry(core, state)
         }
     }
 
-    private func scheduleRetry(_ core: ClientCore) {
+    private func scheduleRetry(_ core: ClientCore, _ state: State) {
+        // A connection that held for a keep-alive period was a success: back to the shortest wait.
+        // One dropped sooner (another client taking its id, a broker that accepts and then drops
+        // it) goes on backing off, rather than reconnecting several times a second for ever.
+        if let since = core.loopConnectedSince, ContinuousClock.now - since >= .seconds(Int64(max(core.configuration.keepAlive, 1))) {
+            core.loopAttempt = 0
+        }
+        core.loopConnectedSince = nil
         let delay = core.configuration.backoff.delay(attempt: core.loopAttempt)
         core.loopAttempt += 1
         core.loopPhase = .waitingToRetry
-        core.loopDeadline = .now + delay
+        let deadline = ContinuousClock.now + delay
+        core.loopDeadline = deadline
+        state.nextRetry = min(state.nextRetry ?? deadline, deadline)
     }
 
     private func subscribe(_ core: ClientCore, topic: String, continuation: CheckedContinuation<Void, any Error>, _ state: State) {

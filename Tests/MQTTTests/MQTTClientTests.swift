@@ -288,6 +288,30 @@ struct MQTTClientTests {
         await loop.shutdown()
     }
 
+    @Test("A lost client tries again when its backoff says, not at the loop's next housekeeping")
+    func retriesKeepTheirOwnTime() async throws {
+        // A "broker" that accepts and hangs up at once, and a loop whose housekeeping is 5 s apart.
+        let listener = try Network.listener()
+        defer { close(listener.fd) }
+        let loop = MQTTEventLoop(name: "retries", logger: Logger(label: "test"), housekeepingInterval: .seconds(5))
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(
+                host: "127.0.0.1", port: listener.port, clientID: "retrier",
+                backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(100), jitter: 0.2)),
+            loop: loop)
+        client.start()
+        var attempts = 0
+        let until = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < until, let peer = TCPPeer.accept(listener.fd, timeout: .milliseconds(500)) {
+            close(peer)
+            attempts += 1
+        }
+        await client.shutdown()
+        await loop.shutdown()
+        // At 50–100 ms apart, well over five in two seconds; waiting for housekeeping, one or two.
+        #expect(attempts >= 6, "\(attempts) attempts in 2 s")
+    }
+
     @Test("After a shutdown, another shutdown and a subscription answer at once instead of waiting for ever")
     func workAfterAShutdownIsAnswered() async throws {
         try await Fixture.with { fixture in
