@@ -105,4 +105,16 @@ struct ServerAnswerTests {
         // A proxy's 502 page: the server was not reached.
         #expect(try await answer("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n") == .unreachable)
     }
+
+    @Test func anImportAnsweredByAProxySaysWhatItMeans() {
+        let l = Localizer(.english)
+        // A gateway's timeout may come after the server committed: the users may exist.
+        for code in [502, 504] {
+            let error = Users.Import.notTheServers(code, l)
+            #expect(error.message == l("error.import_answer_unreadable") && error.status == .serverUnreachable, "\(code)")
+        }
+        #expect(Users.Import.notTheServers(401, l).status == .notSignedIn)
+        #expect(Users.Import.notTheServers(403, l).status == .forbidden)
+        #expect(Users.Import.notTheServers(418, l).message == l("error.http_status", 418))
+    }
 }

@@ -41,6 +41,17 @@ extension Users {
             var reason: String
         }
 
+        /// An answer to the import that is not the server's own but a proxy's. A gateway error or
+        /// timeout from one (its timeout is often shorter than an import's hashing) may come after
+        /// the server took the import, so it is said like an answer that could not be read.
+        static func notTheServers(_ status: Int, _ l: Localizer) -> CLIError {
+            let exit = ServerAPI.exitStatus(UInt(status))
+            if [502, 504].contains(status) {
+                return CLIError(l("error.import_answer_unreadable"), hint: l("hint.import_answer_unreadable"), status: exit)
+            }
+            return CLIError(l("error.http_status", status), hint: l("hint.bad_response"), status: exit)
+        }
+
         func run() async throws {
             let context = CommandContext(global)
             let l = context.l
@@ -62,8 +73,9 @@ extension Users {
                     timeout: .seconds(120 + rows.count))
                 imported = try ServerAPI.decoder.decode(ImportedModel.self, from: response)
             } catch let failure as ServerAPI.Failure {
-                guard let errors = failure.problem?.errors, failure.problem?.code == ProblemCode.importRejected.rawValue else {
-                    throw CLIError.problem(failure.problem?.code ?? "internal_error", reason: nil, detail: failure.problem?.detail, l)
+                guard let problem = failure.problem else { throw Self.notTheServers(failure.status, l) }
+                guard let errors = problem.errors, problem.code == ProblemCode.importRejected.rawValue else {
+                    throw CLIError.problem(problem.code, reason: nil, detail: problem.detail, l)
                 }
                 throw Self.rejected(errors.map { Rejection(line: lines[$0.index], field: $0.field, reason: $0.reason) }, context)
             } catch is DecodingError {
