@@ -58,6 +58,7 @@ struct CLIEndToEndTests {
             "newBrokerPassword": "lock-cli has a new broker password; the old one no longer works.",
             "notAFile": "is a symbolic link or not a regular file", "notYours": "belongs to another user",
             "initial": "Initial password (shown once; it must be changed at first sign-in): ",
+            "noToken": "Error: Standard input ended before an ID token was read.", "tokenInvalid": "Error: The ID token could not be verified.",
         ],
         "da": [
             "signedIn": "Logget ind som admin@acme.test (administrator)", "firstLogin": "Dette er dit første login: vælg din egen adgangskode.",
@@ -79,6 +80,7 @@ struct CLIEndToEndTests {
             "badLockID": "Fejl: lock-cli/retire? er ikke et lås-id.",
             "notAFile": "er et symbolsk link eller ikke en almindelig fil", "notYours": "tilhører en anden bruger",
             "initial": "Startadgangskode (vises én gang; den skal skiftes ved første login): ",
+            "noToken": "Fejl: Standardinput sluttede, før et ID-token blev læst.", "tokenInvalid": "Fejl: ID-tokenet kunne ikke verificeres.",
         ],
     ]
 
@@ -90,6 +92,13 @@ struct CLIEndToEndTests {
             let admin = Person(home: "\(site.directory.path)/admin-home", language: language)
             let boss = Person(home: "\(site.directory.path)/boss-home", language: language)
             let clerk = Person(home: "\(site.directory.path)/clerk-home", language: language)
+
+            // An ID token from standard input ("-"): none there is an error of its own; one read is
+            // sent (and refused: this server trusts no issuer).
+            let noToken = try await admin.run(["login", "--server", server, "--id-token", "-", "--client-id", "cli"])
+            #expect(noToken.status == 64 && noToken.stderr.contains(t["noToken"]!), "\(noToken)")
+            let badToken = try await admin.run(["login", "--server", server, "--id-token", "-", "--client-id", "cli"], stdin: ["not.a.token"])
+            #expect(badToken.stderr.contains(t["tokenInvalid"]!), "\(badToken)")
 
             // Sign in: the first-login password change happens inside login.
             let initial = try await site.server.bootstrap(company: "Acme", adminEmail: "admin@acme.test")

@@ -37,7 +37,9 @@ struct Login: AsyncParsableCommand {
         var password: String?
         let signedIn: SignedInModel
         if let idToken, let clientID {
-            signedIn = try await api.send("POST", "/api/v1/auth/oidc", ["clientID": clientID, "idToken": idToken])
+            // "-": the token from standard input, where `ps` and the shell's history do not see it.
+            let token = idToken == "-" ? try Terminal.readLine().orThrow(CLIError.usage(l("error.stdin_no_token"), l)) : idToken
+            signedIn = try await api.send("POST", "/api/v1/auth/oidc", ["clientID": clientID, "idToken": token])
         } else {
             let email = try self.email ?? Terminal.ask(l("prompt.email")).orThrow(CLIError.usage(l("error.no_email"), l))
             password = try secrets.read(l("prompt.password"))
