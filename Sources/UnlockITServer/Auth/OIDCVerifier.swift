@@ -58,8 +58,9 @@ public final class OIDCVerifier: Sendable {
     private final class Issuer: Sendable {
         let configuration: ServerConfiguration.OIDCIssuer
         let keys = Mutex<(collection: JWTKeyCollection, fetchedAt: Date)?>(nil)
-        /// When the keys were last fetched or tried, successfully or not (see ``refetchInterval``).
-        let lastAttempt = Mutex<Date?>(nil)
+        /// The fetch under way, which every sign-in that needs the keys meanwhile waits for, and when
+        /// the last one started, successful or not (see ``refetchInterval``).
+        let fetching = Mutex<(running: Task<JWTKeyCollection?, Never>?, generation: Int, startedAt: Date?)>((nil, 0, nil))
 
         init(configuration: ServerConfiguration.OIDCIssuer) { self.configuration = configuration }
     }
@@ -106,13 +107,14 @@ public final class OIDCVerifier: Sendable {
         }
 
         let claims: Claims
-        do {
-            claims = try await keys(for: issuer).verify(idToken, as: Claims.self)
-        } catch {
+        if let verified = try? await keys(for: issuer).verify(idToken, as: Claims.self) {
+            claims = verified
+        } else {
             // Perhaps signed with a key the issuer has published since (a rotation): its keys again,
             // at most once per ``refetchInterval``, so a stream of bad tokens cannot make a stream of fetches.
+            let again = try await keys(for: issuer, again: true)
             do {
-                claims = try await keys(for: issuer, again: true).verify(idToken, as: Claims.self)
+                claims = try await again.verify(idToken, as: Claims.self)
             } catch {
                 throw .badSignature
             }
@@ -143,22 +145,36 @@ public final class OIDCVerifier: Sendable {
     static let refetchInterval: TimeInterval = 30
 
     /// The issuer's keys, loaded from its JWKS file or URL and refreshed hourly, or `again` now (a
-    /// token no known key verifies), if no fetch was tried in the last ``refetchInterval``.
+    /// token no known key verifies). Sign-ins that need them while a fetch is under way wait for that
+    /// one; none starts within ``refetchInterval`` of the last, and while fetches fail the keys
+    /// already loaded stay in use.
     private func keys(for issuer: Issuer, again: Bool = false) async throws(Failure) -> JWTKeyCollection {
         let now = clock.now()
         let cached = issuer.keys.withLock { $0 }
         if let cached, !again, now.timeIntervalSince(cached.fetchedAt) < 3600 { return cached.collection }
-        let mayFetch = issuer.lastAttempt.withLock { last -> Bool in
-            if let last, now.timeIntervalSince(last) < Self.refetchInterval { return false }
-            last = now
-            return true
+        let fetch = issuer.fetching.withLock { state -> Task<JWTKeyCollection?, Never>? in
+            if let running = state.running { return running }
+            if let last = state.startedAt, now.timeIntervalSince(last) < Self.refetchInterval { return nil }
+            state.generation += 1
+            let generation = state.generation
+            // Made under the lock, so it is recorded as running before it can finish and say so.
+            let task = Task { [self] () -> JWTKeyCollection? in
+                let collection = await self.fetchKeys(issuer, at: now)
+                issuer.fetching.withLock { if $0.generation == generation { $0.running = nil } }
+                return collection
+            }
+            state = (task, generation, now)
+            return task
         }
-        guard mayFetch else {
-            if let cached { return cached.collection }
-            throw .keysUnavailable
-        }
-        let json: String
+        if let fetch, let collection = await fetch.value { return collection }
+        // No fetch now, or it failed: the keys already loaded, if any.
+        if let cached = issuer.keys.withLock({ $0 }) { return cached.collection }
+        throw .keysUnavailable
+    }
+
+    private func fetchKeys(_ issuer: Issuer, at now: Date) async -> JWTKeyCollection? {
         do {
+            let json: String
             if let file = issuer.configuration.jwksFile {
                 json = try String(contentsOfFile: file, encoding: .utf8)
             } else if let url = issuer.configuration.jwksURL {
@@ -176,9 +192,7 @@ public final class OIDCVerifier: Sendable {
             return collection
         } catch {
             logger.error("could not load the issuer's keys", metadata: ["issuer": "\(issuer.configuration.issuer)"])
-            // Keep using keys we already have rather than locking everybody out.
-            if let cached { return cached.collection }
-            throw .keysUnavailable
+            return nil
         }
     }
 
