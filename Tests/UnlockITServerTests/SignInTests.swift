@@ -77,6 +77,16 @@ struct SignInTests {
             #expect(try await api.signIn("admin@acme.test", initial).status == 200)
             #expect(try await api.get("/api/v1/me", token).code == "password_change_required")
         }
+        // Sign-ins at once of an account whose hash one of them makes again: all of them succeed.
+        harness.configuration.bcryptCost = 14
+        try await harness.run { api in
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 { group.addTask { try await api.signIn("admin@acme.test", initial).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == [200, 200, 200, 200], "\(statuses)")
+            #expect(PasswordHasher.cost(of: try #require(try await store.credentials(email: "admin@acme.test")?.passwordHash)) == 14)
+        }
     }
 
     @Test("Wrong password and unknown account answer identically")

@@ -82,7 +82,22 @@ struct AuthController {
             }
             throw APIError.invalidCredentials
         }
-        let signedIn = try await startSession(for: user, method: .password, verifiedHash: hash)
+        let signedIn: SignedIn
+        do {
+            signedIn = try await startSession(for: user, method: .password, verifiedHash: hash)
+        } catch StoreError.credentialsChanged {
+            // The hash changed while this sign-in checked the password. Another sign-in of the same
+            // account may have made it again at a new cost (below): the same password still opens it.
+            do {
+                guard let (_, current) = try await services.store.credentials(email: email), let current, current != hash,
+                    try await services.hasher.verify(body.password, hash: current)
+                else { throw StoreError.credentialsChanged }
+                return try await startSession(for: user, method: .password, verifiedHash: current)
+            } catch StoreError.credentialsChanged {
+                services.metrics.signIn(outcome: "failure")
+                throw APIError.invalidCredentials
+            }
+        }
         // Made at another cost than the current one: hashed again now that the password is known, so
         // that raising the cost reaches every account that signs in. A failure only leaves it for next time.
         if services.hasher.isOutdated(hash), let newHash = try? await services.hasher.hash(body.password) {
@@ -150,7 +165,8 @@ struct AuthController {
             user = try await services.store.createSession(session, verifiedHash: verifiedHash)
         } catch StoreError.userDisabled {
             try await refuseDisabled()
-        } catch StoreError.credentialsChanged {
+        } catch StoreError.credentialsChanged where verifiedHash == nil {
+            // (With a verified hash the caller decides: see ``signIn(request:context:)``.)
             services.metrics.signIn(outcome: "failure")
             throw APIError.invalidCredentials
         }
