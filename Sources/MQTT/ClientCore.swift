@@ -35,8 +35,10 @@ final class ClientCore: @unchecked Sendable {
     var loopWriteInterest = false
     var loopPhase = Phase.idle
     var loopAttempt = 0
-    /// When the broker last accepted this client: a connection that held long enough resets the backoff.
+    /// When the broker last accepted this client, and how many connections in a row dropped before
+    /// a keep-alive period had passed (see `MQTTEventLoop.scheduleRetry`).
     var loopConnectedSince: ContinuousClock.Instant?
+    var loopQuickDrops = 0
     /// The broker refused this attempt's CONNECT; its closing the connection then says nothing new.
     var loopRefused = false
     var loopDeadline: ContinuousClock.Instant?
@@ -125,6 +127,7 @@ final class ClientCore: @unchecked Sendable {
         }
         lastFailure.withLock { $0 = nil }
         loopPhase = .connected
+        loopAttempt = 0
         loopConnectedSince = .now
         for topic in configuration.subscriptions {
             var mid: Int32 = 0

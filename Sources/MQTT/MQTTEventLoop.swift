@@ -139,9 +139,9 @@ public final class MQTTEventLoop: Sendable {
         var clients: [ObjectIdentifier: ClientCore] = [:]
         var nextHousekeeping = ContinuousClock.now
         var timers = TimerHeap()
-        /// The earliest deadline of a client waiting to connect again: the loop wakes for it, so
-        /// that each client's backoff and jitter hold to the millisecond, not to housekeeping's beat.
-        var nextRetry: ContinuousClock.Instant?
+        /// Clients waiting to connect again: the loop wakes for the earliest, so that each client's
+        /// backoff and jitter hold to the millisecond, not to housekeeping's beat.
+        var retries = RetryQueue()
         /// Jitter for keep-alive bookkeeping: xorshift64, seeded once. It has no security role, and
         /// the system generator costs a system call per number (thousands a second in a fleet).
         var jitter = UInt64.random(in: 1...UInt64.max)
@@ -163,7 +163,7 @@ public final class MQTTEventLoop: Sendable {
         let clock = ContinuousClock()
 
         while running.load(ordering: .relaxed) {
-            let wake = min(state.nextHousekeeping, state.timers.earliest ?? state.nextHousekeeping, state.nextRetry ?? state.nextHousekeeping)
+            let wake = min(state.nextHousekeeping, state.timers.earliest ?? state.nextHousekeeping, state.retries.earliest ?? state.nextHousekeeping)
             // Work handed in from this thread (a handler's publish, a timer's) means no sleeping.
             let pending = inbox.withLock { !$0.commands.isEmpty || !$0.dirty.isEmpty }
             let timeout = pending ? 0 : max(0, milliseconds(until: wake, now: clock.now))
@@ -199,7 +199,7 @@ public final class MQTTEventLoop: Sendable {
                 // What the timers published goes out now, not after the next wait.
                 drainInbox(state)
             }
-            if let due = state.nextRetry, now >= due { retry(state, now: now) }
+            if let due = state.retries.earliest, now >= due { retry(state, now: now) }
             if now >= state.nextHousekeeping {
                 housekeeping(state, now: now)
                 state.nextHousekeeping = now + housekeepingInterval
@@ -313,20 +313,11 @@ public final class MQTTEventLoop: Sendable {
         }
     }
 
-    /// Starts the attempts that are due, and finds when the next one is.
+    /// Starts the attempts that are due (of clients still waiting for that deadline).
     private func retry(_ state: State, now: ContinuousClock.Instant) {
-        // Attempts started here that fail at once schedule their next one into this afresh.
-        state.nextRetry = nil
-        var next: ContinuousClock.Instant?
-        for core in state.clients.values where core.loopPhase == .waitingToRetry {
-            guard let deadline = core.loopDeadline else { continue }
-            if deadline <= now {
-                connect(core, state)
-            } else {
-                next = min(next ?? deadline, deadline)
-            }
+        for (deadline, core) in state.retries.popDue(now) where core.loopPhase == .waitingToRetry && core.loopDeadline == deadline {
+            connect(core, state)
         }
-        state.nextRetry = [next, state.nextRetry].compactMap { $0 }.min()
     }
 
     /// Reconciles the loop's view of a client's socket with libmosquitto's after any call into it.
@@ -425,19 +416,21 @@ public final class MQTTEventLoop: Sendable {
     }
 
     private func scheduleRetry(_ core: ClientCore, _ state: State) {
-        // A connection that held for a keep-alive period was a success: back to the shortest wait.
-        // One dropped sooner (another client taking its id, a broker that accepts and then drops
-        // it) goes on backing off, rather than reconnecting several times a second for ever.
-        if let since = core.loopConnectedSince, ContinuousClock.now - since >= .seconds(Int64(max(core.configuration.keepAlive, 1))) {
-            core.loopAttempt = 0
+        // The first reconnection after a connection is quick. But connections that keep dropping
+        // before a keep-alive period has passed (another client taking the id, a broker that accepts
+        // and then drops the client) back off further each time, rather than reconnecting several
+        // times a second for ever; one that held resets that count.
+        if let since = core.loopConnectedSince {
+            let held = ContinuousClock.now - since >= .seconds(Int64(max(core.configuration.keepAlive, 1)))
+            core.loopQuickDrops = held ? 0 : core.loopQuickDrops + 1
+            core.loopConnectedSince = nil
         }
-        core.loopConnectedSince = nil
-        let delay = core.configuration.backoff.delay(attempt: core.loopAttempt)
+        let delay = core.configuration.backoff.delay(attempt: max(core.loopAttempt, core.loopQuickDrops - 1))
         core.loopAttempt += 1
         core.loopPhase = .waitingToRetry
         let deadline = ContinuousClock.now + delay
         core.loopDeadline = deadline
-        state.nextRetry = min(state.nextRetry ?? deadline, deadline)
+        state.retries.insert(deadline, core)
     }
 
     private func subscribe(_ core: ClientCore, topic: String, continuation: CheckedContinuation<Void, any Error>, _ state: State) {
