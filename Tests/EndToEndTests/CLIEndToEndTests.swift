@@ -80,7 +80,7 @@ struct CLIEndToEndTests {
             "badLockID": "Fejl: lock-cli/retire? er ikke et lås-id.",
             "notAFile": "er et symbolsk link eller ikke en almindelig fil", "notYours": "tilhører en anden bruger",
             "initial": "Startadgangskode (vises én gang; den skal skiftes ved første login): ",
-            "noToken": "Fejl: Standardinput sluttede, før et ID-token blev læst.", "tokenInvalid": "Fejl: ID-tokenet kunne ikke verificeres.",
+            "noToken": "Fejl: Standard input sluttede, før et ID-token blev læst.", "tokenInvalid": "Fejl: ID-tokenet kunne ikke verificeres.",
         ],
     ]
 

@@ -38,7 +38,11 @@ struct Login: AsyncParsableCommand {
         let signedIn: SignedInModel
         if let idToken, let clientID {
             // "-": the token from standard input, where `ps` and the shell's history do not see it.
-            let token = idToken == "-" ? try Terminal.readLine().orThrow(CLIError.usage(l("error.stdin_no_token"), l)) : idToken
+            var token = idToken
+            if idToken == "-" {
+                let line = Terminal.stdinIsTerminal ? Terminal.ask(l("prompt.id_token")) : Terminal.readLine()
+                token = try line.orThrow(CLIError.usage(l("error.stdin_no_token"), l)).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
             signedIn = try await api.send("POST", "/api/v1/auth/oidc", ["clientID": clientID, "idToken": token])
         } else {
             let email = try self.email ?? Terminal.ask(l("prompt.email")).orThrow(CLIError.usage(l("error.no_email"), l))
