@@ -87,17 +87,29 @@ struct MeController {
             throw APIError(.badRequest, code: .passwordUnchanged, title: "Choose a password different from the current one")
         }
         let newHash = try await services.hasher.hash(body.newPassword)
-        do {
+        func write(replacing verified: String) async throws {
             try await services.store.setPassword(
-                identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: hash,
+                identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: verified,
                 // Checked again as it is written: the user may have been disabled, or the session
                 // revoked, while the body arrived and bcrypt ran; the change must not land then.
                 checking: AdminCheck(session: identity.tokenHash, company: identity.user.companyID, at: services.clock.now(), needsAdmin: false),
                 audit: services.audit(.changePassword, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
+        }
+        do {
+            try await write(replacing: hash)
         } catch StoreError.credentialsChanged {
-            // Another change (of this session, or an admin's reset) came first: the password given as
-            // the current one is not current any more. The session itself may well still be valid.
-            throw APIError.wrongPassword
+            // The hash changed meanwhile. A sign-in may have made it again at a new bcrypt cost: the
+            // current password then still opens it. Otherwise another change (of this session, or an
+            // admin's reset) came first, and the password given as current is not any more; the
+            // session itself may well still be valid.
+            guard let (_, now) = try await services.store.credentials(email: identity.user.email), let now, now != hash,
+                try await services.hasher.verify(body.currentPassword, hash: now)
+            else { throw APIError.wrongPassword }
+            do {
+                try await write(replacing: now)
+            } catch StoreError.credentialsChanged {
+                throw APIError.wrongPassword
+            }
         }
         return .noContent
     }
