@@ -56,6 +56,7 @@ struct Fleet: AsyncParsableCommand {
                 directory: dir, credentials: pairs, host: address.host, port: address.port, settings: behaviour.settings,
                 loopCount: loops)
             if pairing { fleet.enterPairingMode() }
+            let signals = await Signals.trap()
             await fleet.start()
             say(statsLine(fleet))
             let commands = StdinCommands { command in
@@ -66,7 +67,7 @@ struct Fleet: AsyncParsableCommand {
                 }
             }
             commands.start()
-            await Signals.run(onPairingButton: { fleet.enterPairingMode() })
+            await Signals.run(signals, onPairingButton: { fleet.enterPairingMode() })
             await fleet.shutdown()
         }
 

@@ -35,6 +35,7 @@ struct Run: AsyncParsableCommand {
         var device = LockDevice(flash: flash, settings: behaviour.settings)
         if pairing { device.enterPairingMode(now: .now) }
 
+        let signals = await Signals.trap()
         let runtime = try LockRuntime(
             device: device, flashFile: file, broker: BrokerEndpoint(host: address.host, port: address.port, password: password),
             notify: { say("[\(lock)] \(describe($0))") })
@@ -53,7 +54,7 @@ struct Run: AsyncParsableCommand {
             }
         }
         commands.start()
-        await Signals.run(onPairingButton: { runtime.enterPairingMode() })
+        await Signals.run(signals, onPairingButton: { runtime.enterPairingMode() })
         say("[\(lock)] shutting down")
         await runtime.shutdown()
     }
