@@ -141,7 +141,7 @@ public final class MQTTEventLoop: Sendable {
         var timers = TimerHeap()
         /// Clients waiting to connect again: the loop wakes for the earliest, so that each client's
         /// backoff and jitter hold to the millisecond, not to housekeeping's beat.
-        var retries = RetryQueue()
+        var retries = DeadlineQueue<ClientCore>()
         /// Jitter for keep-alive bookkeeping: xorshift64, seeded once. It has no security role, and
         /// the system generator costs a system call per number (thousands a second in a fleet).
         var jitter = UInt64.random(in: 1...UInt64.max)
@@ -313,9 +313,11 @@ public final class MQTTEventLoop: Sendable {
         }
     }
 
-    /// Starts the attempts that are due (of clients still waiting for that deadline).
+    /// Starts the attempts that are due. An entry stays when its client leaves the wait some other
+    /// way (a shutdown, a connection): only a client still waiting, and due, is started.
     private func retry(_ state: State, now: ContinuousClock.Instant) {
-        for (deadline, core) in state.retries.popDue(now) where core.loopPhase == .waitingToRetry && core.loopDeadline == deadline {
+        for core in state.retries.popDue(now) where core.loopPhase == .waitingToRetry {
+            guard let deadline = core.loopDeadline, deadline <= now else { continue }
             connect(core, state)
         }
     }

@@ -1,16 +1,20 @@
-/// Actions due at given instants, earliest first.
+/// The event loop's timers: actions due at given instants.
+typealias TimerHeap = DeadlineQueue<@Sendable () -> Void>
+
+/// Values due at given instants, earliest first: the loop's timers, and its clients waiting to
+/// connect again.
 ///
 /// Most timers arrive in deadline order: every unlock's timeout is the same length after its
 /// start. Those queue in a run that is appended to and taken from its front, each in constant
 /// time; only a timer due before the run's last one goes into a binary min-heap. With the heap
 /// alone, taking 8,000 timeouts a second from among the 24,000 pending cost ≈ 1 % of the
 /// server's CPU in sifting (perf, `wrk -c64`).
-struct TimerHeap {
+struct DeadlineQueue<Value> {
     struct Entry {
         let deadline: ContinuousClock.Instant
         let sequence: Int
         /// Cleared when taken from the run, so that a fired closure is not kept alive.
-        var action: (@Sendable () -> Void)?
+        var action: Value?
 
         /// The order timers fire in: by deadline, and the same deadline first scheduled, first run.
         var order: (ContinuousClock.Instant, Int) { (deadline, sequence) }
@@ -31,7 +35,7 @@ struct TimerHeap {
         }
     }
 
-    mutating func insert(_ deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) {
+    mutating func insert(_ deadline: ContinuousClock.Instant, _ action: Value) {
         nextSequence += 1
         let entry = Entry(deadline: deadline, sequence: nextSequence, action: action)
         if runStart == run.count || run[run.count - 1].deadline <= deadline {
@@ -48,9 +52,9 @@ struct TimerHeap {
         }
     }
 
-    /// Removes and returns every action due at `now`, in their ``Entry/order``.
-    mutating func popDue(_ now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
-        var due: [@Sendable () -> Void] = []
+    /// Removes and returns every value due at `now`, in their ``Entry/order``.
+    mutating func popDue(_ now: ContinuousClock.Instant) -> [Value] {
+        var due: [Value] = []
         while true {
             let runDue = runStart < run.count && run[runStart].deadline <= now
             let heapDue = !heap.isEmpty && heap[0].deadline <= now
@@ -93,7 +97,7 @@ struct TimerHeap {
         return top
     }
 
-    /// By index, so that comparing copies no closure.
+    /// By index, so that comparing copies no value (a closure, with its retain and release).
     private func precedes(_ a: Int, _ b: Int) -> Bool {
         heap[a].order < heap[b].order
     }
