@@ -89,9 +89,9 @@ struct AuthController {
             // The hash changed while this sign-in checked the password. Another sign-in of the same
             // account may have made it again at a new cost (below): the same password still opens it.
             do {
-                guard let (_, current) = try await services.store.credentials(email: email), let current, current != hash,
-                    try await services.hasher.verify(body.password, hash: current)
-                else { throw StoreError.credentialsChanged }
+                guard let current = try await services.hashMadeAgain(from: hash, email: email, opensWith: body.password) else {
+                    throw StoreError.credentialsChanged
+                }
                 return try await startSession(for: user, method: .password, verifiedHash: current)
             } catch StoreError.credentialsChanged {
                 services.metrics.signIn(outcome: "failure")

@@ -102,11 +102,11 @@ struct MeController {
             // current password then still opens it. Otherwise another change (of this session, or an
             // admin's reset) came first, and the password given as current is not any more; the
             // session itself may well still be valid.
-            guard let (_, now) = try await services.store.credentials(email: identity.user.email), let now, now != hash,
-                try await services.hasher.verify(body.currentPassword, hash: now)
-            else { throw APIError.wrongPassword }
+            guard let current = try await services.hashMadeAgain(from: hash, email: identity.user.email, opensWith: body.currentPassword) else {
+                throw APIError.wrongPassword
+            }
             do {
-                try await write(replacing: now)
+                try await write(replacing: current)
             } catch StoreError.credentialsChanged {
                 throw APIError.wrongPassword
             }
