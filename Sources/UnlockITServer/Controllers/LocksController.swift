@@ -125,8 +125,7 @@ struct LocksController {
         let admin = try context.requireIdentity().user
         let id = try Self.lockID(context)
         let body = try await request.decodeStrict(Activate.self, context: context)
-        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
-        guard lock.state != .retired else { throw APIError.conflict(.lockRetired, "The lock is retired") }
+        let lock = try await unretiredLock(id, of: admin)
         guard let setupCode = SetupCode(body.setupCode) else {
             throw APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
         }
@@ -173,8 +172,7 @@ struct LocksController {
     }
 
     private func retire(_ id: LockID, by admin: User) async throws -> LockResponse {
-        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
-        guard lock.state != .retired else { throw APIError.conflict(.lockRetired, "The lock is already retired") }
+        let lock = try await unretiredLock(id, of: admin, retired: "The lock is already retired")
         // The broker account goes first: a retired lock must not be able to connect any more.
         do {
             try await services.accounts.deleteLockAccount(id)
@@ -200,8 +198,7 @@ struct LocksController {
     }
 
     private func resetBrokerPassword(_ id: LockID, by admin: User) async throws -> Registered {
-        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
-        guard lock.state != .retired else { throw APIError.conflict(.lockRetired, "The lock is retired") }
+        let lock = try await unretiredLock(id, of: admin)
         let password = Self.brokerPassword()
         do {
             try await services.accounts.resetLockPassword(id, password: password)
@@ -225,6 +222,13 @@ struct LocksController {
             throw error
         }
         return Registered(lock: response(lock), mqtt: BrokerCredentials(broker: services.brokerURL, username: id.rawValue, password: password))
+    }
+
+    /// The company's lock `id`, unless it is retired: 404 `lock_not_found`, 409 `lock_retired` titled `retired`.
+    private func unretiredLock(_ id: LockID, of admin: User, retired: String = "The lock is retired") async throws -> Lock {
+        guard let lock = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
+        guard lock.state != .retired else { throw APIError.conflict(.lockRetired, retired) }
+        return lock
     }
 
     /// Registration, retirement and a new broker password each change a lock's row and its broker
