@@ -59,6 +59,7 @@ struct CLIEndToEndTests {
             "notAFile": "is a symbolic link or not a regular file", "notYours": "belongs to another user",
             "initial": "Initial password (shown once; it must be changed at first sign-in): ",
             "noToken": "Error: Standard input ended before an ID token was read.", "tokenInvalid": "Error: The ID token could not be verified.",
+            "previousNotEnded": "could not be ended there: it stays valid on that server until",
         ],
         "da": [
             "signedIn": "Logget ind som admin@acme.test (administrator)", "firstLogin": "Dette er dit første login: vælg din egen adgangskode.",
@@ -81,6 +82,7 @@ struct CLIEndToEndTests {
             "notAFile": "er et symbolsk link eller ikke en almindelig fil", "notYours": "tilhører en anden bruger",
             "initial": "Startadgangskode (vises én gang; den skal skiftes ved første login): ",
             "noToken": "Fejl: Standard input sluttede, før et ID-token blev læst.", "tokenInvalid": "Fejl: ID-tokenet kunne ikke verificeres.",
+            "previousNotEnded": "kunne ikke afsluttes: den er gyldig på den server indtil",
         ],
     ]
 
@@ -288,6 +290,26 @@ struct CLIEndToEndTests {
                 .status == 0)
             #expect(try await admin.run(["whoami"]).status == 0)
 
+            // Signing in again ends the session it replaces on its server, not only here.
+            let replaced = try Self.storedCredentials(admin)
+            let again = try await admin.run(
+                ["login", "--server", server, "--email", "admin@files.test", "--password-stdin", "--json"], stdin: ["a brand new one!"])
+            #expect(again.status == 0, "\(again)")
+            #expect(again.json["previousSessionEnded"] as? Bool == true, "\(again)")
+            #expect(try await site.api.get("/api/v1/me", token: replaced["token"] as? String).status == 401)
+            #expect(try await admin.run(["whoami"]).status == 0)
+            // A replaced session whose server cannot be reached is reported; the sign-in still counts.
+            var elsewhereSession = try Self.storedCredentials(admin)
+            elsewhereSession["server"] = "http://127.0.0.1:1"
+            try JSONSerialization.data(withJSONObject: elsewhereSession).write(to: URL(fileURLWithPath: admin.credentialsPath))
+            chmod(admin.credentialsPath, 0o600)
+            let unended = try await admin.run(
+                ["login", "--server", server, "--email", "admin@files.test", "--password-stdin", "--json"], stdin: ["a brand new one!"])
+            #expect(unended.status == 0, "\(unended)")
+            #expect(unended.json["previousSessionEnded"] as? Bool == false, "\(unended)")
+            #expect(unended.stderr.contains(t["previousNotEnded"]!), "\(unended)")
+            #expect(try await admin.run(["whoami"]).status == 0)
+
             // The session's token goes only to the server that issued it: another server, named by
             // --server or UNLOCKIT_SERVER, is refused before anything is sent (a refused connection
             // would be 7). The same server written with a trailing slash is the same server.
@@ -323,9 +345,7 @@ struct CLIEndToEndTests {
             chmod("\(admin.home)/unlockit", 0o755)
 
             // A session the server no longer accepts (signed out elsewhere) gives the "log in again" message.
-            let stored =
-                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: admin.credentialsPath))) as? [String: any Sendable]
-            let token = try #require(stored?["token"] as? String)
+            let token = try #require(try Self.storedCredentials(admin)["token"] as? String)
             #expect(try await site.api.post("/api/v1/auth/sign-out", token: token).status == 204)
             let expired = try await admin.run(["whoami"])
             #expect(expired.status == 3)
@@ -430,6 +450,12 @@ struct CLIEndToEndTests {
 }
 
 extension CLIEndToEndTests {
+    /// The credentials file's fields as the CLI wrote them.
+    static func storedCredentials(_ person: Person) throws -> [String: any Sendable] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: person.credentialsPath))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: any Sendable])
+    }
+
     static func waitUntilOnline(_ admin: Person, _ online: Bool) async throws {
         try await Network.waitUntil("lock-cli online=\(online)") {
             try await admin.run(["locks", "show", "lock-cli", "--json"]).json["online"] as? Bool == online

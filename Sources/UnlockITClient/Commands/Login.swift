@@ -61,13 +61,33 @@ struct Login: AsyncParsableCommand {
         let credentials = Credentials(
             server: server, token: signedIn.token, expiresAt: signedIn.expiresAt, email: signedIn.user.email, role: signedIn.user.role.rawValue)
         try credentials.save(l)
+        // The session this one replaces is forgotten here, so it is ended on its server too, not left
+        // valid until it expires. The new one is saved first: a sign-in that fails keeps the old one.
+        var previousEnded: Bool?
+        if let stored, stored.token != credentials.token, stored.expiresAt > Date() {
+            let answer = await SignOutAnswer.signOut(stored, l)
+            previousEnded = answer == .ended
+            switch answer {
+            case .ended: break
+            case .unreachable:
+                Terminal.error(l("login.previous_not_ended", stored.email, stored.server, context.date(stored.expiresAt)))
+                Terminal.error(l("hint.server_unreachable"))
+            case .failed(let error):
+                Terminal.error(l("login.previous_not_ended", stored.email, stored.server, context.date(stored.expiresAt)))
+                Terminal.error(error.message)
+            }
+        }
         struct Output: Encodable {
             var email: String
             var role: String
             var server: String
             var expiresAt: Date
+            /// Whether the session this sign-in replaced was ended on its server; absent without one.
+            var previousSessionEnded: Bool?
         }
-        try context.output(Output(email: credentials.email, role: credentials.role, server: server, expiresAt: credentials.expiresAt)) {
+        let output = Output(
+            email: credentials.email, role: credentials.role, server: server, expiresAt: credentials.expiresAt, previousSessionEnded: previousEnded)
+        try context.output(output) {
             l("login.done", credentials.email, l("role.\(credentials.role)"), context.date(credentials.expiresAt))
         }
     }

@@ -26,15 +26,7 @@ struct Logout: AsyncParsableCommand {
         }
         // Revoke on the server that issued the session, whatever --server says; forget locally in any
         // case. A server that cannot be reached leaves the session valid until it expires: say so.
-        let api = ServerAPI(baseURL: credentials.server, token: credentials.token, l: l)
-        let answer: SignOutAnswer
-        do {
-            try await api.perform("POST", "/api/v1/auth/sign-out")
-            answer = .ended
-        } catch {
-            // `perform` turns every failure into a CLIError; anything else is an answer not understood.
-            answer = SignOutAnswer(error as? CLIError ?? CLIError(l("error.bad_response"), hint: l("hint.bad_response")))
-        }
+        let answer = await SignOutAnswer.signOut(credentials, l)
         Credentials.remove()
         let failure: CLIError
         switch answer {
@@ -65,6 +57,18 @@ enum SignOutAnswer: Equatable {
     case unreachable
     /// The server answered with an error of its own (busy, or failing): the session may still be valid.
     case failed(CLIError)
+
+    /// Asks the server that issued `credentials` to end their session.
+    static func signOut(_ credentials: Credentials, _ l: Localizer) async -> SignOutAnswer {
+        let api = ServerAPI(baseURL: credentials.server, token: credentials.token, l: l)
+        do {
+            try await api.perform("POST", "/api/v1/auth/sign-out")
+            return .ended
+        } catch {
+            // `perform` turns every failure into a CLIError; anything else is an answer not understood.
+            return SignOutAnswer(error as? CLIError ?? CLIError(l("error.bad_response"), hint: l("hint.bad_response")))
+        }
+    }
 
     init(_ error: CLIError) {
         // A 401 that is not the server's own problem (a proxy's, a single sign-on gateway's) says
