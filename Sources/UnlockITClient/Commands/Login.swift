@@ -93,13 +93,14 @@ struct Login: AsyncParsableCommand {
     }
 }
 
-/// Passwords from the terminal without echo, or from stdin (one per line) for scripts.
+/// Passwords from the terminal without echo, or from stdin (one per line) for scripts. On a
+/// terminal, `--password-stdin` reads as without it: with a prompt and without echo.
 struct SecretReader {
     let fromStdin: Bool
     let l: Localizer
 
     func read(_ prompt: String) throws -> String {
-        if fromStdin {
+        if fromStdin && !Terminal.stdinIsTerminal {
             guard let line = Terminal.readLine() else { throw CLIError.usage(l("error.stdin_ended"), l) }
             return line
         }
@@ -112,7 +113,7 @@ struct SecretReader {
     func readNew(_ l: Localizer) throws -> String {
         let new = try read(l("prompt.new_password"))
         guard Validation.password(new) else { throw CLIError(l("error.weak_password"), hint: l("hint.weak_password"), status: .failure) }
-        if !fromStdin {
+        if Terminal.stdinIsTerminal {
             guard try read(l("prompt.repeat_password")) == new else { throw CLIError(l("error.passwords_differ"), status: .failure) }
         }
         return new

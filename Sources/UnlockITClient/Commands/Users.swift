@@ -57,7 +57,7 @@ struct Users: AsyncParsableCommand {
                 var password: String?
                 var oidcOnly: Bool?
             }
-            let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read("") : nil
+            let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read(l("prompt.new_password")) : nil
             let created: CreatedUserModel = try await api.send(
                 "POST", "/api/v1/users",
                 Body(email: email, name: name, role: role, securityLevel: level, password: password, oidcOnly: oidcOnly ? true : nil))
@@ -162,7 +162,7 @@ struct Users: AsyncParsableCommand {
             let l = context.l
             let (api, _) = try context.signedIn()
             let found = try await Lookup(api: api).user(user)
-            let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read("") : nil
+            let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read(l("prompt.new_password")) : nil
             // No password is an empty object (the server then chooses one); the API refuses `null`.
             let body: [String: String] = password.map { ["password": $0] } ?? [:]
             let reset: PasswordResetModel = try await api.send("POST", "/api/v1/users/\(found.id)/password", body)

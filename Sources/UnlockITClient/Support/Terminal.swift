@@ -31,21 +31,21 @@ enum Terminal {
         return readLine()
     }
 
-    /// Asks for a secret without echoing it.
+    /// Asks for a secret without echoing it. A signal that ends the process while it waits (Ctrl-C,
+    /// Ctrl-\\, a hang-up, `kill`) turns the echo back on first, so the shell is not left typing blind.
     static func askSecret(_ prompt: String) -> String? {
         write(prompt, to: STDERR_FILENO)
         var original = termios()
-        let isTerminal = tcgetattr(STDIN_FILENO, &original) == 0
-        if isTerminal {
-            var silent = original
-            silent.c_lflag &= ~tcflag_t(ECHO)
-            tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
-        }
+        guard tcgetattr(STDIN_FILENO, &original) == 0 else { return readLine() }
+        EchoRestorer.terminal.pointee = original
+        let previous = EchoRestorer.install()
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
         defer {
-            if isTerminal {
-                tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
-                write("\n", to: STDERR_FILENO)
-            }
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
+            EchoRestorer.uninstall(previous)
+            write("\n", to: STDERR_FILENO)
         }
         return readLine()
     }

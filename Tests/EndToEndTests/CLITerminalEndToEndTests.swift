@@ -1,0 +1,166 @@
+import Foundation
+import Glibc
+import SiteHarness
+import Testing
+
+/// The CLI on a terminal of its own (a pseudo-terminal that is its controlling terminal, in a
+/// session of its own), for what only a terminal shows: prompts, echo, Ctrl-C.
+@Suite(.timeLimit(.minutes(2)))
+struct CLITerminalEndToEndTests {
+    /// `unlockit` running on a fresh pseudo-terminal. The test keeps the terminal's other end open
+    /// to type on it and to read its settings, also after the CLI is gone.
+    final class OnTerminal {
+        let master: Int32
+        let terminal: Int32
+        let pid: pid_t
+        private(set) var screen = ""
+        private var reaped = false
+
+        init(_ arguments: [String], home: String) throws {
+            master = PseudoTerminal.openMaster(O_RDWR | O_NOCTTY | O_CLOEXEC)
+            guard master >= 0, PseudoTerminal.grant(master) == 0, PseudoTerminal.unlock(master) == 0 else {
+                throw HarnessError("no pseudo-terminal")
+            }
+            var name = [CChar](repeating: 0, count: 128)
+            guard PseudoTerminal.name(master, &name, name.count) == 0 else { throw HarnessError("no pseudo-terminal name") }
+            let path = String(cString: name)
+            terminal = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+            guard terminal >= 0 else { throw HarnessError("cannot open \(path)") }
+
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            // Opened after the new session starts, so it becomes the CLI's controlling terminal.
+            posix_spawn_file_actions_addopen(&actions, 0, path, O_RDWR, 0)
+            posix_spawn_file_actions_adddup2(&actions, 0, 1)
+            posix_spawn_file_actions_adddup2(&actions, 0, 2)
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var all = sigset_t()
+            sigfillset(&all)
+            var none = sigset_t()
+            sigemptyset(&none)
+            posix_spawnattr_setsigdefault(&attributes, &all)
+            posix_spawnattr_setsigmask(&attributes, &none)
+            // POSIX_SPAWN_SETSID (0x80, glibc 2.26 on), which Swift's Glibc module does not declare.
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | 0x80))
+            let environment = [
+                "XDG_CONFIG_HOME=\(home)", "TZ=UTC", "LANG=C", "LC_ALL=", "LC_MESSAGES=", "UNLOCKIT_LANG=", "TERM=dumb",
+                "PATH=/usr/bin:/bin",
+            ]
+            let argv = ([try Binaries.path("unlockit")] + arguments).map { strdup($0) } + [nil]
+            let envp = environment.map { strdup($0) } + [nil]
+            defer {
+                argv.forEach { free($0) }
+                envp.forEach { free($0) }
+            }
+            var pid: pid_t = 0
+            let rc = posix_spawn(&pid, argv[0]!, &actions, &attributes, argv, envp)
+            guard rc == 0 else { throw HarnessError("cannot start unlockit: \(String(cString: strerror(rc)))") }
+            self.pid = pid
+        }
+
+        deinit {
+            if !reaped {
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            }
+            close(master)
+            close(terminal)
+        }
+
+        /// Whether the terminal echoes what is typed.
+        var echoes: Bool {
+            var settings = termios()
+            return tcgetattr(terminal, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+        }
+
+        func type(_ text: String) {
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+        }
+
+        /// Reads what the CLI wrote until `condition` holds; false after `timeout`.
+        func wait(until condition: () -> Bool, timeout: Duration = .seconds(20)) async throws -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while !condition() {
+                guard ContinuousClock.now < deadline else { return false }
+                var ready = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+                if poll(&ready, 1, 0) > 0 && ready.revents & Int16(POLLIN) != 0 {
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    let count = read(master, &buffer, buffer.count)
+                    if count > 0 { screen += String(decoding: buffer[0..<count], as: UTF8.self) }
+                    continue
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return true
+        }
+
+        /// The CLI's wait status once it has ended; nil if it runs past `timeout`.
+        func exit(timeout: Duration = .seconds(20)) async throws -> Int32? {
+            let deadline = ContinuousClock.now + timeout
+            var status: Int32 = 0
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                guard ContinuousClock.now < deadline else { return nil }
+                // What it writes while ending is read, so that it never blocks on a full terminal.
+                _ = try await wait(until: { false }, timeout: .milliseconds(20))
+            }
+            reaped = true
+            return status
+        }
+    }
+
+    /// glibc's pseudo-terminal calls, which Swift's Glibc module does not declare (they need `_XOPEN_SOURCE`).
+    enum PseudoTerminal {
+        static func function<T>(_ name: String, as type: T.Type) -> T {
+            guard let symbol = dlsym(nil, name) else { fatalError("\(name) is not in the C library") }
+            return unsafeBitCast(symbol, to: type)
+        }
+        static let openMaster = function("posix_openpt", as: (@convention(c) (Int32) -> Int32).self)
+        static let grant = function("grantpt", as: (@convention(c) (Int32) -> Int32).self)
+        static let unlock = function("unlockpt", as: (@convention(c) (Int32) -> Int32).self)
+        static let name = function("ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32).self)
+    }
+
+    static func home() throws -> String {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-tty-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        return home
+    }
+
+    @Test(
+        "A signal that ends the CLI at a password prompt leaves the terminal echoing again",
+        arguments: [("Ctrl-C", SIGINT), ("kill", SIGTERM), ("hang-up", SIGHUP)])
+    func signalAtPasswordPrompt(name: String, signal: Int32) async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let cli = try OnTerminal(["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test"], home: home)
+        #expect(cli.echoes)
+        #expect(try await cli.wait(until: { cli.screen.contains("Password: ") }), "\(name): \(cli.screen)")
+        #expect(try await cli.wait(until: { !cli.echoes }), "\(name): the prompt never turned the echo off")
+        // Ctrl-C is typed, for the terminal to turn it into SIGINT; the others are sent.
+        if signal == SIGINT { cli.type("\u{03}") } else { kill(cli.pid, signal) }
+        let status = try #require(try await cli.exit(), "\(name): the CLI did not end")
+        // Ended by the signal itself, as without the handler, so the shell sees the usual status.
+        #expect(status & 0x7f == signal, "\(name): wait status \(status)")
+        #expect(cli.echoes, "\(name): the terminal was left without echo")
+    }
+
+    @Test("--password-stdin on a terminal asks with a prompt and without echo")
+    func passwordStdinOnTerminal() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let cli = try OnTerminal(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test", "--password-stdin"], home: home)
+        #expect(try await cli.wait(until: { cli.screen.contains("Password: ") }), "no prompt: \(cli.screen)")
+        #expect(try await cli.wait(until: { !cli.echoes }), "the password would be echoed")
+        cli.type("hunter2-on-screen\n")
+        let status = try #require(try await cli.exit())
+        #expect(status >> 8 == 7, "wait status \(status): \(cli.screen)")  // the server cannot be reached
+        #expect(!cli.screen.contains("hunter2"), "\(cli.screen)")
+        #expect(cli.echoes)
+    }
+}
