@@ -18,7 +18,11 @@ struct Label: ParsableCommand {
     var json = false
 
     func run() throws {
-        let (flash, _) = try FlashFile(path: state).loadOrCreate(lock: try parseLockID(id))
+        let file = FlashFile(path: state)
+        // Reading a running lock's label is fine; only a first boot writes, and it claims the flash.
+        let claim = file.exists ? nil : try FlashClaim(flashPath: state)
+        let (flash, _) = try file.loadOrCreate(lock: try parseLockID(id))
+        withExtendedLifetime(claim) {}
         if json {
             say("{\"id\":\"\(flash.lock)\",\"setupCode\":\"\(flash.setupCode.formatted)\"}")
         } else {
@@ -36,10 +40,13 @@ struct Reset: ParsableCommand {
     var state: String
 
     func run() throws {
+        // A running lock would go on with the old key and write it back: refused until it stops.
+        let claim = try FlashClaim(flashPath: state)
         let file = FlashFile(path: state)
         var flash = try file.load()
         flash.factoryReset()
         try file.save(flash)
+        withExtendedLifetime(claim) {}
         say("\(flash.lock) reset to factory state; put it in pairing mode and activate it again.")
     }
 }

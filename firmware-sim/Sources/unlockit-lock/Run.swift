@@ -28,6 +28,8 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         let address = try parseBroker(broker)
         let password = try brokerPassword(file: passwordFile)
+        // Held until the process ends: no other `run` or `reset` on this flash meanwhile.
+        let claim = try FlashClaim(flashPath: state)
         let file = FlashFile(path: state)
         let (flash, firstBoot) = try file.loadOrCreate(lock: try parseLockID(id))
         if firstBoot { printLabel(flash) }
@@ -57,6 +59,7 @@ struct Run: AsyncParsableCommand {
         await Signals.run(signals, onPairingButton: { runtime.enterPairingMode() })
         say("[\(lock)] shutting down")
         await runtime.shutdown()
+        withExtendedLifetime(claim) {}
     }
 }
 

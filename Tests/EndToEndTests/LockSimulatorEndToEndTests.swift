@@ -1,0 +1,44 @@
+import Foundation
+import SiteHarness
+import Testing
+
+/// The simulator's own commands as a device's owner uses them, on real processes.
+@Suite(.timeLimit(.minutes(2)))
+struct LockSimulatorEndToEndTests {
+    @Test("A factory reset waits for the lock to stop: refused while it runs, as is a second lock on the same flash")
+    func resetNeedsAStoppedLock() async throws {
+        let directory = NSTemporaryDirectory() + "simulator-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lock = try await TestLock(id: "lock-reset", directory: directory)
+        func deviceKey() throws -> String? {
+            let flash = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: lock.statePath))) as? [String: Any]
+            return flash?["deviceKey"] as? String
+        }
+        let key = try #require(try deviceKey())
+        func simulator(_ arguments: [String]) async throws -> (status: Int32, errors: String) {
+            let process = try ChildProcess(
+                try Binaries.path("unlockit-lock"), arguments, environment: ["UNLOCKIT_LOCK_PASSWORD": "unused"], name: arguments[0],
+                separateErrors: true)
+            let status = try await process.waitForExit()
+            try await Task.sleep(for: .milliseconds(20))  // the readers' last lines
+            return (status, process.errors.joined(separator: "\n"))
+        }
+
+        // No broker is needed: the lock claims its flash before it connects.
+        let running = try await lock.start(broker: "mqtt://127.0.0.1:1", password: "unused", waitForConnection: false)
+        try await running.waitForLine(containing: "firmware")
+        let refused = try await simulator(["reset", "--state", lock.statePath])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("a lock is running on the state file \(lock.statePath); stop it first"), "\(refused)")
+        let twin = try await simulator(["run", "--state", lock.statePath, "--broker", "mqtt://127.0.0.1:1"])
+        #expect(twin.status != 0)
+        #expect(twin.errors.contains("a lock is running on the state file"), "\(twin)")
+        #expect(try deviceKey() == key)
+
+        await lock.stop()
+        let reset = try await simulator(["reset", "--state", lock.statePath])
+        #expect(reset.status == 0, "\(reset)")
+        #expect(try deviceKey() != key)
+    }
+}
