@@ -57,19 +57,8 @@ public final class ChildProcess: Sendable {
                 argv.forEach { free($0) }
                 envp.forEach { free($0) }
             }
-            // The test runner may ignore or block signals; the child starts with every signal at its default.
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            var all = sigset_t()
-            sigfillset(&all)
-            var none = sigset_t()
-            sigemptyset(&none)
-            posix_spawnattr_setsigdefault(&attributes, &all)
-            posix_spawnattr_setsigmask(&attributes, &none)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
             var pid: pid_t = 0
-            let rc = posix_spawn(&pid, prefix.first ?? executable, &actions, &attributes, argv, envp)
+            let rc = SpawnAttributes.withDefaultSignals { posix_spawn(&pid, prefix.first ?? executable, &actions, &$0, argv, envp) }
             return (rc, pid)
         }
         close(input[0])

@@ -34,17 +34,6 @@ struct CLITerminalEndToEndTests {
             posix_spawn_file_actions_addopen(&actions, 0, path, O_RDWR, 0)
             posix_spawn_file_actions_adddup2(&actions, 0, 1)
             posix_spawn_file_actions_adddup2(&actions, 0, 2)
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            var all = sigset_t()
-            sigfillset(&all)
-            var none = sigset_t()
-            sigemptyset(&none)
-            posix_spawnattr_setsigdefault(&attributes, &all)
-            posix_spawnattr_setsigmask(&attributes, &none)
-            // POSIX_SPAWN_SETSID (0x80, glibc 2.26 on), which Swift's Glibc module does not declare.
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | 0x80))
             let environment = [
                 "XDG_CONFIG_HOME=\(home)", "TZ=UTC", "LANG=C", "LC_ALL=", "LC_MESSAGES=", "UNLOCKIT_LANG=", "TERM=dumb",
                 "PATH=/usr/bin:/bin",
@@ -56,7 +45,9 @@ struct CLITerminalEndToEndTests {
                 envp.forEach { free($0) }
             }
             var pid: pid_t = 0
-            let rc = posix_spawn(&pid, argv[0]!, &actions, &attributes, argv, envp)
+            let rc = SpawnAttributes.withDefaultSignals(flags: SpawnAttributes.newSession) {
+                posix_spawn(&pid, argv[0]!, &actions, &$0, argv, envp)
+            }
             guard rc == 0 else { throw HarnessError("cannot start unlockit: \(String(cString: strerror(rc)))") }
             self.pid = pid
         }
