@@ -32,7 +32,7 @@ enum Terminal {
     }
 
     /// Asks for a secret without echoing it. A signal that ends the process while it waits (Ctrl-C,
-    /// Ctrl-\\, a hang-up, `kill`) turns the echo back on first, so the shell is not left typing blind.
+    /// Ctrl-\, a hang-up, `kill`) turns the echo back on first, so the shell is not left typing blind.
     static func askSecret(_ prompt: String) -> String? {
         write(prompt, to: STDERR_FILENO)
         var original = termios()
