@@ -151,7 +151,7 @@ public final class BrokerLink: Service, Sendable {
     }
 }
 
-/// A boolean shared between threads.
+/// A count shared between threads.
 private final class Counter: Sendable {
     private let storage = Atomic<Int>(0)
     var current: Int { storage.load(ordering: .sequentiallyConsistent) }
@@ -159,6 +159,7 @@ private final class Counter: Sendable {
     func next() -> Int { storage.add(1, ordering: .sequentiallyConsistent).newValue }
 }
 
+/// A boolean shared between threads.
 private final class Flag: Sendable {
     private let storage = Atomic<Bool>(false)
     var value: Bool { storage.load(ordering: .sequentiallyConsistent) }
