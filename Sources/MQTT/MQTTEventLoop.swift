@@ -73,16 +73,16 @@ public final class MQTTEventLoop: Sendable {
 
     var turnCount: Int { turns.load(ordering: .relaxed) }
 
-    /// Hands `command` to the loop. From the loop thread itself no wake-up is needed: the loop
-    /// empties its inbox before it waits again.
-    func submit(_ command: Command) {
+    /// Hands `command` to the loop, waking it unless `wake` is false. From the loop thread itself no
+    /// wake-up is needed: the loop empties its inbox before it waits again.
+    func submit(_ command: Command, wake: Bool = true) {
         let accepted = inbox.withLock { box -> Bool in
             guard !box.closed else { return false }
             box.commands.append(command)
             return true
         }
         guard accepted else { return Self.refuse(command) }
-        if !isLoopThread { epoll.wake() }
+        if wake && !isLoopThread { epoll.wake() }
     }
 
     /// Answers work handed to a loop that has exited, which nobody else would: a stop is done (the
@@ -110,12 +110,7 @@ public final class MQTTEventLoop: Sendable {
     /// inbox at least once per interval, so it files the timer well before it is due. (Every unlock
     /// sets its timeout this way, right before the publish that wakes the loop anyway.)
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        let accepted = inbox.withLock { box -> Bool in
-            guard !box.closed else { return false }
-            box.commands.append(.timer(.now + delay, action))
-            return true
-        }
-        if accepted && delay < housekeepingInterval * 2 && !isLoopThread { epoll.wake() }
+        submit(.timer(.now + delay, action), wake: delay < housekeepingInterval * 2)
     }
 
     /// Stops the thread. Clients still attached are disconnected without ceremony.
