@@ -82,26 +82,21 @@ struct AuthController {
             }
             throw APIError.invalidCredentials
         }
-        let signedIn: SignedIn
+        // The hash may change while this sign-in checked the password: another sign-in of the same
+        // account may have made it again at a new cost (below), which the same password still opens.
+        let (signedIn, over): (SignedIn, String)
         do {
-            signedIn = try await startSession(for: user, method: .password, verifiedHash: hash)
-        } catch StoreError.credentialsChanged {
-            // The hash changed while this sign-in checked the password. Another sign-in of the same
-            // account may have made it again at a new cost (below): the same password still opens it.
-            do {
-                guard let current = try await services.hashMadeAgain(from: hash, email: email, opensWith: body.password) else {
-                    throw StoreError.credentialsChanged
-                }
-                return try await startSession(for: user, method: .password, verifiedHash: current)
-            } catch StoreError.credentialsChanged {
-                services.metrics.signIn(outcome: "failure")
-                throw APIError.invalidCredentials
+            (signedIn, over) = try await services.overVerifiedHash(hash, email: email, password: body.password) {
+                try await startSession(for: user, method: .password, verifiedHash: $0)
             }
+        } catch StoreError.credentialsChanged {
+            services.metrics.signIn(outcome: "failure")
+            throw APIError.invalidCredentials
         }
         // Made at another cost than the current one: hashed again now that the password is known, so
         // that raising the cost reaches every account that signs in. A failure only leaves it for next time.
-        if services.hasher.isOutdated(hash), let newHash = try? await services.hasher.hash(body.password) {
-            _ = try? await services.store.rehashPassword(user.id, hash: newHash, replacing: hash)
+        if services.hasher.isOutdated(over), let newHash = try? await services.hasher.hash(body.password) {
+            _ = try? await services.store.rehashPassword(user.id, hash: newHash, replacing: over)
         }
         return signedIn
     }

@@ -87,29 +87,19 @@ struct MeController {
             throw APIError(.badRequest, code: .passwordUnchanged, title: "Choose a password different from the current one")
         }
         let newHash = try await services.hasher.hash(body.newPassword)
-        func write(replacing verified: String) async throws {
-            try await services.store.setPassword(
-                identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: verified,
-                // Checked again as it is written: the user may have been disabled, or the session
-                // revoked, while the body arrived and bcrypt ran; the change must not land then.
-                checking: AdminCheck(session: identity.tokenHash, company: identity.user.companyID, at: services.clock.now(), needsAdmin: false),
-                audit: services.audit(.changePassword, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
-        }
         do {
-            try await write(replacing: hash)
+            _ = try await services.overVerifiedHash(hash, email: identity.user.email, password: body.currentPassword) { verified in
+                try await services.store.setPassword(
+                    identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: verified,
+                    // Checked again as it is written: the user may have been disabled, or the session
+                    // revoked, while the body arrived and bcrypt ran; the change must not land then.
+                    checking: AdminCheck(session: identity.tokenHash, company: identity.user.companyID, at: services.clock.now(), needsAdmin: false),
+                    audit: services.audit(.changePassword, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
+            }
         } catch StoreError.credentialsChanged {
-            // The hash changed meanwhile. A sign-in may have made it again at a new bcrypt cost: the
-            // current password then still opens it. Otherwise another change (of this session, or an
-            // admin's reset) came first, and the password given as current is not any more; the
-            // session itself may well still be valid.
-            guard let current = try await services.hashMadeAgain(from: hash, email: identity.user.email, opensWith: body.currentPassword) else {
-                throw APIError.wrongPassword
-            }
-            do {
-                try await write(replacing: current)
-            } catch StoreError.credentialsChanged {
-                throw APIError.wrongPassword
-            }
+            // Another change (of this session, or an admin's reset) came first, and the password given
+            // as current is not any more; the session itself may well still be valid.
+            throw APIError.wrongPassword
         }
         return .noContent
     }
