@@ -47,18 +47,32 @@ struct OIDCTests {
         }
     }
 
+    /// The keys an issuer publishes, in a file of their own that the test can rewrite.
+    struct KeysFile {
+        let directory: TemporaryDirectory
+        var path: String { "\(directory.path)/jwks.json" }
+
+        init(publishing provider: Provider) throws {
+            directory = try TemporaryDirectory("unlockit-oidc")
+            try publish(provider)
+        }
+
+        func publish(_ provider: Provider) throws { try provider.jwks().write(toFile: path, atomically: true, encoding: .utf8) }
+    }
+
+    /// A server trusting one issuer, whose keys are in `keys`, with the company Acme and its admin.
+    static func acme(trusting keys: KeysFile) async throws -> Harness {
+        let harness = try Harness { $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: keys.path)] }
+        _ = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        return harness
+    }
+
     @Test func idTokensSignInOnlyWhenEverythingChecksOut() async throws {
         let provider = Provider(kid: "key-1")
         let impostor = Provider(kid: "key-1")
-        let directory = try TemporaryDirectory("unlockit-oidc")
-        defer { directory.remove() }
-        let jwksPath = "\(directory.path)/jwks.json"
-        try provider.jwks().write(toFile: jwksPath, atomically: true, encoding: .utf8)
-
-        let harness = try Harness {
-            $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: jwksPath)]
-        }
-        _ = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let keys = try KeysFile(publishing: provider)
+        defer { keys.directory.remove() }
+        let harness = try await Self.acme(trusting: keys)
         let now = harness.clock.now
         let hour: TimeInterval = 3600
 
@@ -137,14 +151,9 @@ struct OIDCTests {
     func aRotatedKeyIsFetched() async throws {
         let old = Provider(kid: "key-old")
         let new = Provider(kid: "key-new")
-        let directory = try TemporaryDirectory("unlockit-oidc")
-        defer { directory.remove() }
-        let jwksPath = "\(directory.path)/jwks.json"
-        try old.jwks().write(toFile: jwksPath, atomically: true, encoding: .utf8)
-        let harness = try Harness {
-            $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: jwksPath)]
-        }
-        _ = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let keys = try KeysFile(publishing: old)
+        defer { keys.directory.remove() }
+        let harness = try await Self.acme(trusting: keys)
         try await harness.run { api in
             func signIn(_ provider: Provider) async throws -> API.Reply {
                 let now = harness.clock.now
@@ -157,7 +166,7 @@ struct OIDCTests {
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(first == Array(repeating: 200, count: 6), "\(first)")
-            try new.jwks().write(toFile: jwksPath, atomically: true, encoding: .utf8)
+            try keys.publish(new)
             // Keys were fetched moments ago: not again yet, whatever the tokens.
             #expect(try await signIn(new).status == 511)
             harness.clock.advance(OIDCVerifier.refetchInterval + 1)
