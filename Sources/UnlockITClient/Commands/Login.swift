@@ -65,16 +65,16 @@ struct Login: AsyncParsableCommand {
         // valid until it expires. The new one is saved first: a sign-in that fails keeps the old one.
         var previousEnded: Bool?
         if let stored, stored.token != credentials.token, stored.expiresAt > Date() {
-            let answer = await SignOutAnswer.signOut(stored, l)
-            previousEnded = answer == .ended
-            switch answer {
-            case .ended: break
-            case .unreachable:
+            let why: String? =
+                switch await SignOutAnswer.signOut(stored, l) {
+                case .ended: nil
+                case .unreachable: l("hint.server_unreachable")
+                case .failed(let error): error.message
+                }
+            previousEnded = why == nil
+            if let why {
                 Terminal.error(l("login.previous_not_ended", stored.email, stored.server, context.date(stored.expiresAt)))
-                Terminal.error(l("hint.server_unreachable"))
-            case .failed(let error):
-                Terminal.error(l("login.previous_not_ended", stored.email, stored.server, context.date(stored.expiresAt)))
-                Terminal.error(error.message)
+                Terminal.error(why)
             }
         }
         struct Output: Encodable {
