@@ -274,17 +274,18 @@ struct MQTTClientTests {
         let listener = try Network.listener()
         defer { close(listener.fd) }
         let loop = MQTTEventLoop(name: "starts-once")
-        let client = try MQTTClient(configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: "once"), loop: loop)
+        let id = "client-started-once"
+        let client = try MQTTClient(configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: id), loop: loop)
         client.start()
         client.start()
-        let first = try #require(TCPPeer.accept(listener.fd, timeout: .seconds(5)))
+        let first = try #require(TCPPeer.accept(listener.fd, from: id, timeout: .seconds(5)))
         defer { close(first) }
         // A second start would have dropped that connection for a new one.
-        #expect(TCPPeer.accept(listener.fd, timeout: .milliseconds(500)) == nil)
+        #expect(TCPPeer.accept(listener.fd, from: id, timeout: .milliseconds(500)) == nil)
         await client.shutdown()
         client.start()
         // After the shutdown, a start would connect again at once (the loop is still running).
-        #expect(TCPPeer.accept(listener.fd, timeout: .seconds(1)) == nil)
+        #expect(TCPPeer.accept(listener.fd, from: id, timeout: .seconds(1)) == nil)
         await loop.shutdown()
     }
 
@@ -296,13 +297,13 @@ struct MQTTClientTests {
         let loop = MQTTEventLoop(name: "retries", logger: Logger(label: "test"), housekeepingInterval: .seconds(5))
         let client = try MQTTClient(
             configuration: MQTTClientConfiguration(
-                host: "127.0.0.1", port: listener.port, clientID: "retrier",
+                host: "127.0.0.1", port: listener.port, clientID: "client-retrying",
                 backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(100), jitter: 0.2)),
             loop: loop)
         client.start()
         var attempts = 0
         let until = ContinuousClock.now + .seconds(2)
-        while ContinuousClock.now < until, let peer = TCPPeer.accept(listener.fd, timeout: .milliseconds(500)) {
+        while ContinuousClock.now < until, let peer = TCPPeer.accept(listener.fd, from: "client-retrying", timeout: .milliseconds(500)) {
             close(peer)
             attempts += 1
         }
@@ -339,10 +340,10 @@ struct MQTTClientTests {
         defer { close(listener.fd) }
         let loop = MQTTEventLoop(name: "closes")
         let client = try MQTTClient(
-            configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: "unanswered"), loop: loop)
+            configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: "client-unanswered"), loop: loop)
         client.start()
         // The connection is accepted, and the client's CONNECT never answered.
-        let peer = try #require(TCPPeer.accept(listener.fd, timeout: .seconds(5)))
+        let peer = try #require(TCPPeer.accept(listener.fd, from: "client-unanswered", timeout: .seconds(5)))
         defer { close(peer) }
         let inode = try #require(TCPPeer.inode(ofClientOf: peer))
         #expect(TCPPeer.processHolds(socket: inode))

@@ -13,6 +13,23 @@ enum TCPPeer {
         return fd >= 0 ? fd : nil
     }
 
+    /// Accepts connections on `listener` for up to `timeout` and returns the first whose first bytes
+    /// (its MQTT CONNECT) carry `clientID`; the caller closes it. Any other is closed and waited past:
+    /// tests run side by side, and a client of another, retrying a port that the kernel has since
+    /// given this listener, is not the one under test.
+    static func accept(_ listener: Int32, from clientID: String, timeout: Duration) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while case let left = deadline - .now, left > .zero {
+            guard let fd = accept(listener, timeout: left) else { return nil }
+            var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var bytes = [UInt8](repeating: 0, count: 1024)
+            let count = poll(&waiting, 1, 2000) == 1 ? read(fd, &bytes, bytes.count) : 0
+            if count > 0, bytes[0..<count].firstRange(of: Array(clientID.utf8)) != nil { return fd }
+            close(fd)
+        }
+        return nil
+    }
+
     /// The inode of the client's socket of the connection accepted as `fd`, from `/proc/net/tcp`.
     static func inode(ofClientOf fd: Int32) -> String? {
         guard let server = port(fd, getsockname), let client = port(fd, getpeername),
