@@ -124,15 +124,15 @@ struct HostResolverTests {
             close(named.fd)
             close(numeric.fd)
         }
-        let waiting = try MQTTClient(configuration: Self.configuration(host: "broker.test", port: named.port, id: "waiting"), loop: loop)
-        let other = try MQTTClient(configuration: Self.configuration(host: "127.0.0.1", port: numeric.port, id: "other"), loop: loop)
+        let waiting = try MQTTClient(configuration: Self.configuration(host: "broker.test", port: named.port, id: "resolver-waiting"), loop: loop)
+        let other = try MQTTClient(configuration: Self.configuration(host: "127.0.0.1", port: numeric.port, id: "resolver-other"), loop: loop)
         waiting.start()
         try await Network.waitUntil("the lookup to start") { fake.asked.withLock { !$0.isEmpty } }
         other.start()
-        let otherPeer = try #require(TCPPeer.accept(numeric.fd, timeout: .seconds(5)), "the loop was held up by the lookup")
+        let otherPeer = try #require(TCPPeer.accept(numeric.fd, from: "resolver-other", timeout: .seconds(5)), "the loop was held up by the lookup")
         defer { close(otherPeer) }
         fake.release()
-        let waitingPeer = try #require(TCPPeer.accept(named.fd, timeout: .seconds(5)))
+        let waitingPeer = try #require(TCPPeer.accept(named.fd, from: "resolver-waiting", timeout: .seconds(5)))
         defer { close(waitingPeer) }
         await waiting.shutdown()
         await other.shutdown()
@@ -147,13 +147,16 @@ struct HostResolverTests {
         defer { close(listener.fd) }
         let count = 30
         let clients = try (0..<count).map {
-            try MQTTClient(configuration: Self.configuration(host: "fleet.test", port: listener.port, id: "lock-\($0)"), loop: loop)
+            try MQTTClient(configuration: Self.configuration(host: "fleet.test", port: listener.port, id: "resolver-fleet-\($0)"), loop: loop)
         }
         for client in clients { client.start() }
         var peers: [Int32] = []
         defer { for peer in peers { close(peer) } }
-        for _ in 0..<count {
-            peers.append(try #require(TCPPeer.accept(listener.fd, timeout: .seconds(5))))
+        var waiting = Set((0..<count).map { "resolver-fleet-\($0)" })
+        while !waiting.isEmpty {
+            let peer = try #require(TCPPeer.accept(listener.fd, fromOneOf: waiting, timeout: .seconds(5)))
+            peers.append(peer.fd)
+            waiting.remove(peer.clientID)
         }
         #expect(fake.asked.withLock { $0 } == ["fleet.test"])
         for client in clients { await client.shutdown() }
@@ -167,9 +170,9 @@ struct HostResolverTests {
         // Nothing listens on 127.0.0.2 at that port (the listener is bound to 127.0.0.1 only).
         let fake = FakeLookup(answer: .success(["127.0.0.2", "127.0.0.1"]))
         let loop = MQTTEventLoop(name: "two-addresses", resolver: HostResolver(lookup: fake.lookup))
-        let client = try MQTTClient(configuration: Self.configuration(host: "pair.test", port: listener.port, id: "pair"), loop: loop)
+        let client = try MQTTClient(configuration: Self.configuration(host: "pair.test", port: listener.port, id: "resolver-pair"), loop: loop)
         client.start()
-        let peer = try #require(TCPPeer.accept(listener.fd, timeout: .seconds(5)))
+        let peer = try #require(TCPPeer.accept(listener.fd, from: "resolver-pair", timeout: .seconds(5)))
         defer { close(peer) }
         #expect(client.lastFailure == "Connection refused")
         await client.shutdown()

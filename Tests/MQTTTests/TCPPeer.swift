@@ -18,16 +18,30 @@ enum TCPPeer {
     /// tests run side by side, and a client of another, retrying a port that the kernel has since
     /// given this listener, is not the one under test.
     static func accept(_ listener: Int32, from clientID: String, timeout: Duration) -> Int32? {
+        accept(listener, fromOneOf: [clientID], timeout: timeout)?.fd
+    }
+
+    /// As `accept(_:from:timeout:)` for the first connection from any of `clientIDs`, and which one
+    /// it is.
+    static func accept(_ listener: Int32, fromOneOf clientIDs: Set<String>, timeout: Duration) -> (fd: Int32, clientID: String)? {
         let deadline = ContinuousClock.now + timeout
         while case let left = deadline - .now, left > .zero {
             guard let fd = accept(listener, timeout: left) else { return nil }
             var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             var bytes = [UInt8](repeating: 0, count: 1024)
             let count = poll(&waiting, 1, 2000) == 1 ? read(fd, &bytes, bytes.count) : 0
-            if count > 0, bytes[0..<count].firstRange(of: Array(clientID.utf8)) != nil { return fd }
+            let sent = count > 0 ? bytes[0..<count] : []
+            if let id = clientIDs.first(where: { sent.firstRange(of: lengthPrefixed($0)) != nil }) { return (fd, id) }
             close(fd)
         }
         return nil
+    }
+
+    /// A string as MQTT writes it: its UTF-8 length in two bytes, high first, then the bytes. So
+    /// `lock-1` is not found in the CONNECT of `lock-12`.
+    private static func lengthPrefixed(_ string: String) -> [UInt8] {
+        let utf8 = Array(string.utf8)
+        return [UInt8(utf8.count >> 8), UInt8(utf8.count & 0xFF)] + utf8
     }
 
     /// The inode of the client's socket of the connection accepted as `fd`, from `/proc/net/tcp`.
