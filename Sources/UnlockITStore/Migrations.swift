@@ -148,6 +148,14 @@ enum Migrations {
                 try db.execute(sql: "UPDATE user SET email = ? WHERE id = ?", arguments: [composed, row["id"] as String])
             }
         }
+        migrator.registerMigration("v6: spent ID tokens") { db in
+            // The OpenID Connect ID tokens that signed someone in (`SpentIDToken`), until they expire.
+            try db.create(table: "spentIDToken", options: .withoutRowID) { t in
+                t.primaryKey("digest", .blob)
+                t.column("keptUntil", .datetime).notNull()
+            }
+            try db.create(index: "spentIDToken_keptUntil", on: "spentIDToken", columns: ["keptUntil"])
+        }
         return migrator
     }
 }

@@ -3,11 +3,18 @@ import GRDB
 import UnlockITCore
 
 extension SQLiteStore {
-    public func createSession(_ session: Session, verifiedHash: String?) async throws -> User {
+    public func createSession(_ session: Session, verifiedHash: String?, spending idToken: SpentIDToken?) async throws -> User {
         try write { db in
             guard let record = try UserRecord.fetchOne(db, key: session.userID.rawValue) else { throw StoreError.credentialsChanged }
             if let verifiedHash, record.passwordHash != verifiedHash { throw StoreError.credentialsChanged }
             guard record.enabled else { throw StoreError.userDisabled }
+            if let idToken {
+                // The digest is the table's key: a second insert fails the whole transaction, session too.
+                try db.execute(
+                    sql: #"INSERT INTO "spentIDToken" (digest, keptUntil) VALUES (?, ?) ON CONFLICT DO NOTHING"#,
+                    arguments: [Data(idToken.digest), idToken.keptUntil])
+                guard db.changesCount == 1 else { throw StoreError.idTokenSpent }
+            }
             try SessionRecord(session).insert(db)
             return record.user
         }
@@ -47,6 +54,13 @@ extension SQLiteStore {
     public func purgeSessions(expiredBefore date: Date) async throws -> Int {
         try write { db in
             try SessionRecord.filter(Column("expiresAt") < date).deleteAll(db)
+        }
+    }
+
+    public func purgeSpentIDTokens(keptUntilBefore date: Date) async throws -> Int {
+        try write { db in
+            try db.execute(sql: #"DELETE FROM "spentIDToken" WHERE keptUntil < ?"#, arguments: [date])
+            return db.changesCount
         }
     }
 }

@@ -21,6 +21,8 @@ struct OIDCTests {
         var azp: String?
         var email: String
         var email_verified: Bool
+        /// As a provider sets it for each authentication: no two tokens here have the same claims.
+        var nonce: String
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
@@ -42,7 +44,8 @@ struct OIDCTests {
             await keys.add(ecdsa: key, kid: JWKIdentifier(string: kid))
             let claims = IDToken(
                 iss: .init(value: issuer), sub: .init(value: "subject-\(email)"), aud: .init(value: [audience] + others),
-                exp: .init(value: expires), iat: .init(value: issued), azp: authorizedParty, email: email, email_verified: verified)
+                exp: .init(value: expires), iat: .init(value: issued), azp: authorizedParty, email: email, email_verified: verified,
+                nonce: UUID().uuidString)
             return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
         }
     }
@@ -144,6 +147,67 @@ struct OIDCTests {
                 try await provider.token(
                     email: "admin@acme.test", alsoFor: ["other-app"], authorizedParty: Self.clientID, expires: now + hour, issued: now))
             #expect(shared.status == 200, "\(shared)")
+        }
+    }
+
+    /// The same token with its ECDSA signature (r, s) rewritten as (r, n − s), which verifies as well.
+    static func withOtherSignature(_ token: String) throws -> String {
+        // The order n of P-256's group.
+        let order: [UInt8] = [
+            0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+            0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+        ]
+        let parts = token.split(separator: ".")
+        let signature = try #require(OIDCVerifier.base64URLDecode(parts[2]).map(Array.init))
+        try #require(signature.count == 64)
+        var s = Array(signature[32...])
+        var borrow = 0
+        for index in (0..<32).reversed() {
+            let difference = Int(order[index]) - Int(s[index]) - borrow
+            s[index] = UInt8((difference + 256) % 256)
+            borrow = difference < 0 ? 1 : 0
+        }
+        let rewritten = Data(signature[..<32] + s).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return "\(parts[0]).\(parts[1]).\(rewritten)"
+    }
+
+    @Test("An ID token signs in once, however it is presented again")
+    func anIDTokenSignsInOnce() async throws {
+        let provider = Provider(kid: "key-1")
+        let keys = try KeysFile(publishing: provider)
+        defer { keys.directory.remove() }
+        let harness = try Harness { $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: keys.path)] }
+        let password = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let now = harness.clock.now
+        try await harness.run { api in
+            func signIn(_ token: String) async throws -> API.Reply {
+                try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": token])
+            }
+            func fresh() async throws -> String { try await provider.token(email: "admin@acme.test", expires: now + 3600, issued: now) }
+
+            let token = try await fresh()
+            #expect(try await signIn(token).status == 200)
+            let again = try await signIn(token)
+            #expect(again.status == 511 && again.code == "id_token_invalid", "\(again)")
+
+            // The rewritten signature verifies: alone, it signs in. But it is the same token.
+            let other = try await fresh()
+            #expect(try await signIn(Self.withOtherSignature(other)).status == 200)
+            #expect(try await signIn(other).status == 511)
+
+            // Presented several times at once, it starts one session.
+            let raced = try await fresh()
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 { group.addTask { try await signIn(raced).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.sorted() == [200, 511, 511, 511], "\(statuses)")
+
+            // Each copy is a denied sign-in in the company's audit log.
+            let admin = try await api.session("admin@acme.test", password)
+            let audit = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", admin)
+            #expect(audit.items.map { $0["reason"] as? String } == Array(repeating: "id_token_reused", count: 5), "\(audit)")
         }
     }
 

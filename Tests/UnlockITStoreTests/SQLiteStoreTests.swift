@@ -46,7 +46,7 @@ import UnlockITCore
         #expect(
             try await store.appliedMigrations() == [
                 "v1: companies, users, rooms, locks, sessions, audit", "v2: server settings", "v3: pending pairing key",
-                "v4: room names unique by Unicode case folding", "v5: email addresses in Unicode's composed form",
+                "v4: room names unique by Unicode case folding", "v5: email addresses in Unicode's composed form", "v6: spent ID tokens",
             ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")
@@ -345,6 +345,26 @@ import UnlockITCore
         try await store.deleteUser(dave.id, in: company.id, audit: audit(company.id))
         await #expect(throws: StoreError.credentialsChanged) { _ = try await store.createSession(session(4), verifiedHash: nil) }
         _ = admin
+    }
+
+    @Test func anIDTokenStartsOneSessionUntilItIsForgotten() async throws {
+        let (_, admin) = try await makeCompany("Kappa")
+        func session(_ byte: UInt8) -> Session {
+            Session(tokenHash: Array(repeating: byte, count: 32), userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600))
+        }
+        let spent = SpentIDToken(digest: Array(repeating: 0xAB, count: 32), keptUntil: now.addingTimeInterval(120))
+        let other = SpentIDToken(digest: Array(repeating: 0xCD, count: 32), keptUntil: now.addingTimeInterval(600))
+        _ = try await store.createSession(session(1), verifiedHash: nil, spending: spent)
+        // Again, even through another store on the same file (a restarted server): no session.
+        let again = try SQLiteStore(path: "\(directory.path)/db/unlockit.sqlite")
+        await #expect(throws: StoreError.idTokenSpent) { _ = try await again.createSession(session(2), verifiedHash: nil, spending: spent) }
+        #expect(try await store.session(tokenHash: session(2).tokenHash) == nil)
+        _ = try await store.createSession(session(3), verifiedHash: nil, spending: other)
+        // Forgotten once the verifier refuses it anyway, and not before.
+        #expect(try await store.purgeSpentIDTokens(keptUntilBefore: now.addingTimeInterval(119)) == 0)
+        #expect(try await store.purgeSpentIDTokens(keptUntilBefore: now.addingTimeInterval(121)) == 1)
+        _ = try await store.createSession(session(4), verifiedHash: nil, spending: spent)
+        await #expect(throws: StoreError.idTokenSpent) { _ = try await store.createSession(session(5), verifiedHash: nil, spending: other) }
     }
 
     @Test func anAdminsSlowWriteChecksTheAdminAgain() async throws {

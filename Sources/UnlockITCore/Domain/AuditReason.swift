@@ -33,6 +33,8 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case resetByAdmin = "reset_by_admin"
     /// An OpenID Connect issuer not configured for the user's company vouched for them.
     case issuerNotTrusted = "issuer_not_trusted"
+    /// An OpenID Connect ID token that had already signed someone in was presented again.
+    case idTokenReused = "id_token_reused"
     // Admin changes
     case `import`
 

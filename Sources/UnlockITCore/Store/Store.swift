@@ -84,13 +84,18 @@ public protocol Store: Sendable {
     /// Starts `session` if its user still exists, is enabled (else ``StoreError/userDisabled``) and,
     /// for a password sign-in, still has the hash `verifiedHash` the password was checked against
     /// (else ``StoreError/credentialsChanged``): a sign-in that waited for bcrypt while the password
-    /// was changed must not outlive the change. Returns the user as stored.
-    func createSession(_ session: Session, verifiedHash: String?) async throws -> User
+    /// was changed must not outlive the change. For an OpenID Connect sign-in, `spending` the ID
+    /// token is recorded in the same transaction, and a token recorded before refuses the session
+    /// (``StoreError/idTokenSpent``): of two sign-ins with one token, however close, one gets a session.
+    /// Returns the user as stored.
+    func createSession(_ session: Session, verifiedHash: String?, spending idToken: SpentIDToken?) async throws -> User
     /// The session and its user, if the token hash is known (valid or not: the caller checks).
     func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)?
     func revokeSession(tokenHash: [UInt8], at: Date) async throws
     /// Deletes sessions that expired before `date` (they can never be used again); returns how many.
     func purgeSessions(expiredBefore date: Date) async throws -> Int
+    /// Forgets spent ID tokens kept until before `date` (the verifier refuses them anyway); returns how many.
+    func purgeSpentIDTokens(keptUntilBefore date: Date) async throws -> Int
 
     // MARK: Upkeep
     /// Periodic housekeeping that must stay off the request path (SQLite: checkpointing the
@@ -111,4 +116,11 @@ public protocol Store: Sendable {
     func flushAudit() async throws
     /// The newest matching events; they include every event handed in before the call.
     func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent]
+}
+
+extension Store {
+    /// A session for a sign-in that spends no ID token (a password's, or a test's).
+    public func createSession(_ session: Session, verifiedHash: String?) async throws -> User {
+        try await createSession(session, verifiedHash: verifiedHash, spending: nil)
+    }
 }

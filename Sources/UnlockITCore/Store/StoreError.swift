@@ -19,6 +19,8 @@ public enum StoreError: Error, Sendable, Equatable {
     case credentialsChanged
     /// The user was disabled since the request checked it.
     case userDisabled
+    /// The ID token has signed someone in before (``SpentIDToken``).
+    case idTokenSpent
     /// The request's session ended (revoked, expired, its user deleted or disabled) while it ran.
     case sessionEnded
     /// The request's user is no longer an admin.

@@ -4,7 +4,8 @@ import ServiceLifecycle
 import UnlockITCore
 
 /// Runs the store's upkeep (``Store/maintain()``) four times a second on NIO's thread pool, and
-/// deletes expired sessions every ten minutes (the table would otherwise grow with every sign-in);
+/// deletes expired sessions and spent ID tokens every ten minutes (the tables would otherwise grow
+/// with every sign-in);
 /// a service of the server's service group.
 struct StoreMaintenance: Service {
     let store: any Store
@@ -39,6 +40,11 @@ struct StoreMaintenance: Service {
             if purged > 0 { logger.info("expired sessions deleted", metadata: ["count": "\(purged)"]) }
         } catch {
             logger.warning("deleting expired sessions failed", metadata: ["error": "\(error)"])
+        }
+        do {
+            _ = try await store.purgeSpentIDTokens(keptUntilBefore: clock.now())
+        } catch {
+            logger.warning("forgetting expired ID tokens failed", metadata: ["error": "\(error)"])
         }
     }
 }

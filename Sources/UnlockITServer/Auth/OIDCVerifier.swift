@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import JWTKit
 import Logging
@@ -13,6 +14,7 @@ import UnlockITCore
 /// configured issuer; its signature verifies with that issuer's JWKS; its `aud` contains the client id
 /// the caller named, and that client id is configured for the issuer; it has not expired (with 60 s
 /// of leeway) and was not issued in the future; and it carries an email the issuer says is verified.
+/// That a token signs someone in once only is the store's to keep (``VerifiedIdentity/token``).
 public final class OIDCVerifier: Sendable {
     public struct VerifiedIdentity: Sendable, Equatable {
         public let issuer: String
@@ -20,6 +22,8 @@ public final class OIDCVerifier: Sendable {
         public let email: String
         /// The companies whose users the issuer may sign in; nil for any.
         public let companies: Set<CompanyID>?
+        /// The token as it is to be recorded when it signs someone in.
+        public let token: SpentIDToken
 
         public func maySignIn(_ user: User) -> Bool { companies?.contains(user.companyID) ?? true }
     }
@@ -135,9 +139,12 @@ public final class OIDCVerifier: Sendable {
         if let nbf = claims.nbf, nbf.value.addingTimeInterval(-leeway) > now { throw .expired }
         if let iat = claims.iat, iat.value.addingTimeInterval(-leeway) > now { throw .expired }
         guard let email = claims.email, claims.email_verified?.value == true else { throw .emailNotVerified }
+        // The signed part, header and payload, is the token's identity; `parts` holds what was verified.
+        let signed = idToken.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
         return VerifiedIdentity(
             issuer: claims.iss.value, subject: claims.sub.value, email: email,
-            companies: issuer.configuration.companies.map { Set($0.compactMap(CompanyID.init)) })
+            companies: issuer.configuration.companies.map { Set($0.compactMap(CompanyID.init)) },
+            token: SpentIDToken(digest: Array(SHA256.hash(data: Array(signed))), keptUntil: claims.exp.value.addingTimeInterval(leeway)))
     }
 
     /// How long after a fetch of an issuer's keys, successful or not, no other is started: one that

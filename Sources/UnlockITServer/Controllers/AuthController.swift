@@ -127,7 +127,7 @@ struct AuthController {
             services.metrics.signIn(outcome: "no_account")
             throw APIError.noAccount
         }
-        return try await startSession(for: user, method: .oidc, verifiedHash: nil)
+        return try await startSession(for: user, method: .oidc, verifiedHash: nil, spending: identity.token)
     }
 
     /// Counts a sign-in attempt against its client's rate (``ClientRateLimiter``), before any work.
@@ -141,13 +141,25 @@ struct AuthController {
 
     /// Starts a session for `user`, read before the password check (bcrypt) or the ID token's. The
     /// store checks again as it writes the session: a user disabled, deleted or given a new password
-    /// (`verifiedHash` no longer theirs) in the meantime gets no session.
-    private func startSession(for user: User, method: AuditReason, verifiedHash: String?) async throws -> SignedIn {
+    /// (`verifiedHash` no longer theirs) in the meantime gets no session, nor does an ID token
+    /// (`spending`) that has signed someone in before.
+    private func startSession(
+        for user: User, method: AuditReason, verifiedHash: String?, spending idToken: SpentIDToken? = nil
+    ) async throws -> SignedIn {
         func refuseDisabled() async throws -> Never {
             try await services.store.append(
                 services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .userDisabled, subject: user.id))
             services.metrics.signIn(outcome: "user_disabled")
             throw APIError.userDisabled
+        }
+        /// A copy of an ID token that has signed someone in: the user's company learns that someone holds it.
+        func refuseReused() async throws -> Never {
+            try await services.store.append(
+                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .idTokenReused, subject: user.id))
+            services.metrics.signIn(outcome: "id_token_reused")
+            var problem = APIError.idTokenInvalid
+            problem.reason = "reused"
+            throw problem
         }
         guard user.enabled else { try await refuseDisabled() }
         let token = SessionTokens.generate()
@@ -157,9 +169,11 @@ struct AuthController {
             expiresAt: now.addingTimeInterval(TimeInterval(services.tokenLifetime)))
         let user: User
         do {
-            user = try await services.store.createSession(session, verifiedHash: verifiedHash)
+            user = try await services.store.createSession(session, verifiedHash: verifiedHash, spending: idToken)
         } catch StoreError.userDisabled {
             try await refuseDisabled()
+        } catch StoreError.idTokenSpent {
+            try await refuseReused()
         } catch StoreError.credentialsChanged where verifiedHash == nil {
             // (With a verified hash the caller decides: see ``signIn(request:context:)``.)
             services.metrics.signIn(outcome: "failure")

@@ -65,6 +65,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case .lockRetired: .conflict(.lockRetired, "The lock is retired")
         case .credentialsChanged: .invalidCredentials
         case .userDisabled: .userDisabled
+        case .idTokenSpent: .idTokenInvalid
         case .sessionEnded: .unauthenticated
         case .adminRequired: .adminRequired
         }
