@@ -23,7 +23,7 @@ struct CLITerminalEndToEndTests {
             }
             var name = [CChar](repeating: 0, count: 128)
             guard PseudoTerminal.name(master, &name, name.count) == 0 else { throw HarnessError("no pseudo-terminal name") }
-            let path = String(cString: name)
+            let path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             terminal = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
             guard terminal >= 0 else { throw HarnessError("cannot open \(path)") }
 
