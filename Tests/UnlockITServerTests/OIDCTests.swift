@@ -189,7 +189,7 @@ struct OIDCTests {
             let token = try await fresh()
             #expect(try await signIn(token).status == 200)
             let again = try await signIn(token)
-            #expect(again.status == 511 && again.code == "id_token_invalid", "\(again)")
+            #expect(again.status == 511 && again.code == "id_token_invalid" && again.string("reason") == "reused", "\(again)")
 
             // The rewritten signature verifies: alone, it signs in. But it is the same token.
             let other = try await fresh()
