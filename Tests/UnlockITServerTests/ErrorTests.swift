@@ -62,6 +62,13 @@ struct ErrorTests {
                 (.post, "/api/v1/users/import?dryRun=TRUE", Self.oneRow, 400, "invalid_field"),
                 (.post, "/api/v1/users/import?dryRun=yes", Self.oneRow, 400, "invalid_field"),
                 (.post, "/api/v1/users/import?dryRun", Self.oneRow, 400, "invalid_field"),
+                // So is a dry run asked for under another name, and a misspelt filter (it would list everything).
+                (.post, "/api/v1/users/import?dryrun=true", Self.oneRow, 400, "unknown_field"),
+                (.post, "/api/v1/users/import?dry_run=1", Self.oneRow, 400, "unknown_field"),
+                (.post, "/api/v1/users/import?dryRun=true&dryRun=false", Self.oneRow, 400, "invalid_field"),
+                (.get, "/api/v1/audit?actoin=unlock", nil, 400, "unknown_field"),
+                (.get, "/api/v1/audit?limit=5&limit=500", nil, 400, "invalid_field"),
+                (.get, "/api/v1/locks?rooms=00000000-0000-4000-8000-000000000000", nil, 400, "unknown_field"),
                 (.delete, "/api/v1/users/00000000-0000-4000-8000-000000000000", nil, 404, "user_not_found"),
                 (.delete, "/api/v1/rooms/00000000-0000-4000-8000-000000000000", nil, 404, "room_not_found"),
             ]
@@ -77,6 +84,8 @@ struct ErrorTests {
             #expect(nullName.json["detail"] as? String == "name: must not be null")
             let nullRow = try await api.call(.post, "/api/v1/users/import", token: admin, raw: #"{"users":[{"email":"a@b.test","name":null}]}"#)
             #expect(nullRow.json["detail"] as? String == "users[0].name: must not be null")
+            let misspelt = try await api.call(.get, "/api/v1/audit?actoin=unlock", token: admin, raw: nil)
+            #expect(misspelt.json["detail"] as? String == #""actoin" is not a parameter of this request"#)
             // A row's field is named as the client writes it.
             let wrongType = try await api.call(
                 .post, "/api/v1/users/import", token: admin,

@@ -18,8 +18,8 @@ struct AuditController {
 
     @Sendable func list(request: Request, context: AppContext) async throws -> Page {
         let admin = try context.requireIdentity().user
-        let parameters = request.uri.queryParameters
-        func parameter(_ name: String) -> String? { parameters[Substring(name)].map(String.init) }
+        let parameters = try request.queryParameters(known: ["user", "lock", "room", "action", "outcome", "from", "to", "before", "limit"])
+        func parameter(_ name: String) -> String? { parameters[name] }
         var query = AuditQuery(companyID: admin.companyID)
         if let text = parameter("user") {
             guard let id = UserID(text) else { throw APIError.invalidID("user") }

@@ -54,7 +54,7 @@ struct LocksController {
     @Sendable func list(request: Request, context: AppContext) async throws -> ListResponse<LockResponse> {
         let admin = try context.requireIdentity().user
         var locks = try await services.store.locks(in: admin.companyID)
-        if let room = request.uri.queryParameters["room"].map(String.init) {
+        if let room = try request.queryParameters(known: ["room"])["room"] {
             guard let roomID = RoomID(room) else { throw APIError.invalidID("room") }
             locks = locks.filter { $0.roomID == roomID }
         }

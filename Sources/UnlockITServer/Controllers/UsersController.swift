@@ -172,9 +172,10 @@ struct UsersController {
     @Sendable func importUsers(request: Request, context: AppContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let admin = identity.user
-        // Anything but a plain yes or no is refused: a misspelt dry run must not import for real.
+        // Anything but a plain yes or no is refused, and so is a misspelt name: a misspelt dry run
+        // must not import for real.
         let dryRun: Bool
-        switch request.uri.queryParameters["dryRun"].map(String.init) {
+        switch try request.queryParameters(known: ["dryRun"])["dryRun"] {
         case nil, "false", "0": dryRun = false
         case "true", "1": dryRun = true
         default: throw APIError.invalidField("dryRun", "true or false")

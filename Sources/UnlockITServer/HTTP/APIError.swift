@@ -54,6 +54,12 @@ extension APIError {
         APIError(.badRequest, code: .invalidField, title: "A field is not valid", detail: "\(field): \(detail)")
     }
     static let malformedJSON = APIError(.badRequest, code: .malformedJSON, title: "The body is not valid JSON")
+    static func unknownField(_ name: String) -> APIError {
+        APIError(.badRequest, code: .unknownField, title: "Unknown field", detail: "\"\(name)\" is not a field of this request")
+    }
+    static func unknownParameter(_ name: String) -> APIError {
+        APIError(.badRequest, code: .unknownField, title: "Unknown query parameter", detail: "\"\(name)\" is not a parameter of this request")
+    }
     static func invalidID(_ what: String) -> APIError {
         APIError(.badRequest, code: .invalidID, title: "Not a valid id", detail: "\(what) is not a valid id")
     }

@@ -28,7 +28,7 @@ extension Request {
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { throw APIError.malformedJSON }
         guard let fields = object as? [String: Any] else { throw APIError.invalidRequest("the body must be a JSON object") }
         if let unknown = fields.keys.sorted().first(where: { !Body.fields.contains($0) }) {
-            throw Self.unknownField(String(unknown.prefix(64)))
+            throw APIError.unknownField(String(unknown.prefix(64)))
         }
         if let null = fields.keys.sorted().first(where: { fields[$0] is NSNull && !Body.nullableFields.contains($0) }) {
             throw APIError.invalidField(null, "must not be null")
@@ -38,7 +38,7 @@ extension Request {
             for (index, row) in rows.enumerated() {
                 guard let row = row as? [String: Any] else { continue }  // the decoder reports the wrong type
                 if let unknown = row.keys.sorted().first(where: { !allowed.contains($0) }) {
-                    throw Self.unknownField("\(list)[\(index)].\(unknown.prefix(64))")
+                    throw APIError.unknownField("\(list)[\(index)].\(unknown.prefix(64))")
                 }
                 if let null = row.keys.sorted().first(where: { row[$0] is NSNull }) {
                     throw APIError.invalidField("\(list)[\(index)].\(null)", "must not be null")
@@ -46,10 +46,6 @@ extension Request {
             }
         }
         return try APIJSON.decoder.decode(Body.self, from: data)
-    }
-
-    private static func unknownField(_ name: String) -> APIError {
-        APIError(.badRequest, code: .unknownField, title: "Unknown field", detail: "\"\(name)\" is not a field of this request")
     }
 }
 
