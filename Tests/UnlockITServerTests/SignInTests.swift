@@ -34,6 +34,13 @@ struct SignInTests {
             #expect(wrong.code == "wrong_password")
             let same = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": initial])
             #expect(same.code == "password_unchanged")
+            // The same password in other characters that hash alike (fullwidth forms fold to ASCII) is the same password.
+            let fullwidth = String(
+                String.UnicodeScalarView(
+                    initial.unicodeScalars.map { (0x21...0x7E).contains($0.value) ? Unicode.Scalar($0.value + 0xFEE0)! : $0 }))
+            #expect(fullwidth != initial)
+            let folded = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": fullwidth])
+            #expect(folded.code == "password_unchanged", "\(folded)")
 
             let changed = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": "a good long password"])
             #expect(changed.status == 204)

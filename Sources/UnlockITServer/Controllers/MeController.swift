@@ -83,7 +83,9 @@ struct MeController {
             throw APIError.wrongPassword
         }
         guard Validation.password(body.newPassword) else { throw APIError.weakPassword }
-        guard body.newPassword != body.currentPassword else {
+        // Compared as they are hashed: a password in other characters that fold to the same (fullwidth
+        // digits and letters) is the same password, and would keep the one an admin gave.
+        guard !PasswordHasher.normalised(body.newPassword).utf8.elementsEqual(PasswordHasher.normalised(body.currentPassword).utf8) else {
             throw APIError(.badRequest, code: .passwordUnchanged, title: "Choose a password different from the current one")
         }
         let newHash = try await services.hasher.hash(body.newPassword)
