@@ -159,6 +159,7 @@ let package = Package(
             name: "UnlockITServerTests",
             dependencies: [
                 "UnlockITServer", "UnlockITStore", "SiteHarness",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -51,6 +52,42 @@ struct Harness {
         let app = try UnlockITApp.build(
             .init(configuration: configuration, store: store, masterKey: masterKey, clock: clock.serverClock, logger: Self.logger))
         try await app.test(.router) { client in try await body(API(client: client, harness: self)) }
+    }
+
+    /// Runs `body` while another connection has executed `sql` on the database and holds its commit
+    /// for `holding`: what `body` starts reads the database as it was, and a write it makes waits for
+    /// the commit and then finds the change. A change made while a request is half-way, deterministically.
+    func whileUncommitted<T: Sendable>(
+        _ sql: String, _ arguments: [String], holding: Duration = .milliseconds(500), _ body: @Sendable () async throws -> T
+    ) async throws -> T {
+        let database = try DatabaseQueue(path: configuration.databasePath)
+        let (changed, commit, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let failure = Mutex<(any Error)?>(nil)
+        Thread.detachNewThread {
+            do {
+                try database.writeWithoutTransaction { db in
+                    try db.execute(sql: "BEGIN IMMEDIATE")
+                    try db.execute(sql: sql, arguments: StatementArguments(arguments))
+                    guard db.changesCount > 0 else { throw HarnessError("the change changed nothing: \(sql)") }
+                    changed.signal()
+                    commit.wait()
+                    try db.execute(sql: "COMMIT")
+                }
+            } catch {
+                failure.withLock { $0 = error }
+                changed.signal()
+            }
+            done.signal()
+        }
+        changed.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+        async let result = body()
+        try await Task.sleep(for: holding)
+        commit.signal()
+        let value = try await result
+        done.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+        return value
     }
 
     /// The controllers' shared services, for tests that build the router directly.

@@ -211,6 +211,28 @@ struct OIDCTests {
         }
     }
 
+    @Test("A user deleted while their ID token is checked is answered as an email without an account")
+    func aUserDeletedMeanwhileHasNoAccount() async throws {
+        let provider = Provider(kid: "key-1")
+        let keys = try KeysFile(publishing: provider)
+        defer { keys.directory.remove() }
+        let harness = try Harness { $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: keys.path)] }
+        let password = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let now = harness.clock.now
+        try await harness.run { api in
+            let admin = try await api.session("admin@acme.test", password)
+            let created = try await api.post(
+                "/api/v1/users", admin, ["email": "dave@acme.test", "name": "Dave", "role": "employee", "securityLevel": 1, "oidcOnly": true])
+            let dave = try #require((created.json["user"] as? [String: any Sendable])?["id"] as? String, "\(created)")
+            // Deleted while the sign-in runs: it still reads Dave, and its write of the session sees him gone.
+            let idToken = try await provider.token(email: "dave@acme.test", expires: now + 3600, issued: now)
+            let reply = try await harness.whileUncommitted("DELETE FROM user WHERE id = ?", [dave]) {
+                try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken])
+            }
+            #expect(reply.status == 403 && reply.code == "no_account", "\(reply)")
+        }
+    }
+
     @Test("After the issuer rotates its key, a token signed with the new one signs in without waiting an hour")
     func aRotatedKeyIsFetched() async throws {
         let old = Provider(kid: "key-old")

@@ -175,9 +175,10 @@ struct AuthController {
         } catch StoreError.idTokenSpent {
             try await refuseReused()
         } catch StoreError.credentialsChanged where verifiedHash == nil {
-            // (With a verified hash the caller decides: see ``signIn(request:context:)``.)
-            services.metrics.signIn(outcome: "failure")
-            throw APIError.invalidCredentials
+            // Without a verified hash (an ID token's sign-in) the user was deleted meanwhile: answered as
+            // for an email without an account. (With one the caller decides: see ``signIn(request:context:)``.)
+            services.metrics.signIn(outcome: "no_account")
+            throw APIError.noAccount
         }
         try await services.store.append(services.audit(.signIn, by: user, company: user.companyID, reason: method, subject: user.id))
         services.metrics.signIn(outcome: "success")
