@@ -83,7 +83,12 @@ struct LocksController {
 
     private func register(_ lock: Lock, by admin: User) async throws -> EditedResponse<Registered> {
         let (id, roomID) = (lock.id, lock.roomID)
-        try await services.store.createLock(lock)
+        do {
+            try await services.store.createLock(lock)
+        } catch StoreError.notFound {
+            // The room was deleted since ``register(request:context:)`` found it (the turn may have waited).
+            throw APIError.notFound(.roomNotFound)
+        }
         let password = Self.brokerPassword()
         do {
             try await services.accounts.createLockAccount(id, password: password)
