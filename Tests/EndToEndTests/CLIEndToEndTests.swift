@@ -227,6 +227,60 @@ struct CLIEndToEndTests {
         }
     }
 
+    @Test("A change whose answer never came says it may have been made, and how to find out", arguments: ["en", "da"])
+    func lostAnswers(language: String) async throws {
+        let directory = try TemporaryDirectory("unlockit-cli-lost")
+        defer { directory.remove() }
+        let clerk =
+            #"{"id":"00000000-0000-4000-8000-000000000001","email":"clerk@acme.test","name":"Clerk","role":"employee","#
+            + #""securityLevel":1,"enabled":true,"mustChangePassword":true,"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
+        // A server that answers what is read, and reads every change and closes without answering:
+        // the change may have been made, and what it answered (a password chosen for a user) is lost.
+        let server = try ScriptedHTTPServer { request in
+            request.hasPrefix("GET /api/v1/users ") ? ScriptedHTTPServer.ok(json: #"{"items":[\#(clerk)]}"#) : nil
+        }
+        defer { server.stop() }
+        let admin = Person(home: "\(directory.path)/home", language: language)
+        try FileManager.default.createDirectory(
+            atPath: "\(admin.home)/unlockit", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let session =
+            #"{"server":"http://127.0.0.1:\#(server.port)","token":"uit_x","expiresAt":"2099-01-01T00:00:00Z","#
+            + #""email":"admin@acme.test","role":"admin"}"#
+        #expect(FileManager.default.createFile(atPath: admin.credentialsPath, contents: Data(session.utf8), attributes: [.posixPermissions: 0o600]))
+        let csv = "\(directory.path)/staff.csv"
+        try "email,name,role,level\nnew@acme.test,New,employee,1\n".write(toFile: csv, atomically: true, encoding: .utf8)
+
+        let t = Self.lost[language]!
+        let imported = try await admin.run(["users", "import", csv])
+        #expect(imported.status == 7 && imported.stderr.contains(t["import"]!), "\(imported)")
+        let added = try await admin.run(["users", "add", "--email", "new@acme.test", "--name", "New"])
+        #expect(added.status == 7 && added.stderr.contains(t["added"]!) && added.stderr.contains(t["giveAPassword"]!), "\(added)")
+        let reset = try await admin.run(["users", "reset-password", "clerk@acme.test"])
+        #expect(reset.status == 7 && reset.stderr.contains(t["reset"]!), "\(reset)")
+        let room = try await admin.run(["rooms", "add", "Lab", "--type", "office", "--list-only"])
+        #expect(room.status == 7 && room.stderr.contains(t["mayHaveBeenDone"]!), "\(room)")
+        // What only reads says what it always said.
+        let listed = try await admin.run(["rooms", "list"])
+        #expect(listed.status == 7 && listed.stderr.contains(t["unreachable"]!), "\(listed)")
+    }
+
+    static let lost: [String: [String: String]] = [
+        "en": [
+            "import": "No answer came to the import: the users may have been created.",
+            "added": "No answer came: new@acme.test may have been created.",
+            "giveAPassword": "unlockit users reset-password new@acme.test",
+            "reset": "No answer came: the password of clerk@acme.test may have been reset.",
+            "mayHaveBeenDone": "what was asked may have been done", "unreachable": "cannot be reached",
+        ],
+        "da": [
+            "import": "Der kom intet svar på importen: brugerne kan være oprettet.",
+            "added": "Der kom intet svar: new@acme.test kan være oprettet.",
+            "giveAPassword": "unlockit users reset-password new@acme.test",
+            "reset": "Der kom intet svar: adgangskoden for clerk@acme.test kan være nulstillet.",
+            "mayHaveBeenDone": "det, der blev bedt om, kan være udført", "unreachable": "kan ikke nås",
+        ],
+    ]
+
     @Test("--json on every list command, with stable field names", arguments: ["en"])
     func jsonOutput(language: String) async throws {
         try await Site.with() { site in

@@ -9,40 +9,11 @@ import UnlockITLocalization
 /// The CLI's HTTP client against answers the UnlockIT server never gives: a redirect, a proxy's error page.
 @Suite(.timeLimit(.minutes(1)))
 struct ServerAnswerTests {
-    /// A one-connection TCP listener on 127.0.0.1 that answers each connection with `reply` and
-    /// counts the connections it accepted.
-    final class Listener: @unchecked Sendable {
-        // @unchecked: `accepted` is read and written under `lock`; the descriptor is set once.
-        let fd: Int32
-        let port: Int
-        private let lock = NSLock()
-        private var acceptedCount = 0
-        var accepted: Int { lock.withLock { acceptedCount } }
-
-        init(reply: @escaping @Sendable (Int) -> String) throws {
-            (fd, port) = try Network.listener(backlog: 4)
-            Thread.detachNewThread { [self] in
-                while true {
-                    let client = Glibc.accept(fd, nil, nil)
-                    guard client >= 0 else { return }
-                    lock.withLock { acceptedCount += 1 }
-                    var buffer = [UInt8](repeating: 0, count: 8192)
-                    _ = recv(client, &buffer, buffer.count, 0)
-                    let answer = Array(reply(port).utf8)
-                    _ = Glibc.send(client, answer, answer.count, 0)
-                    close(client)
-                }
-            }
-        }
-
-        func stop() { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
-    }
-
     @Test func aRedirectIsNotFollowedSoTheBodyGoesNowhereElse() async throws {
-        let elsewhere = try Listener { _ in "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}" }
+        let elsewhere = try ScriptedHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}" }
         defer { elsewhere.stop() }
         let target = elsewhere.port
-        let redirecting = try Listener { _ in
+        let redirecting = try ScriptedHTTPServer { _ in
             "HTTP/1.1 308 Permanent Redirect\r\nLocation: http://127.0.0.1:\(target)/api/v1/auth/sign-in\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         }
         defer { redirecting.stop() }
@@ -59,7 +30,7 @@ struct ServerAnswerTests {
         for (code, status) in [
             (502, ExitStatus.serverUnreachable), (503, .serverUnreachable), (401, .notSignedIn), (403, .forbidden), (418, .failure),
         ] {
-            let proxy = try Listener { _ in
+            let proxy = try ScriptedHTTPServer { _ in
                 "HTTP/1.1 \(code) Whatever\r\nContent-Type: text/html\r\nContent-Length: 6\r\nConnection: close\r\n\r\n<html>"
             }
             defer { proxy.stop() }
@@ -75,7 +46,7 @@ struct ServerAnswerTests {
 
     @Test func aSignOutTheServerFailedLeavesTheSessionNotEnded() async throws {
         func answer(_ reply: String) async throws -> SignOutAnswer {
-            let server = try Listener { _ in reply }
+            let server = try ScriptedHTTPServer { _ in reply }
             defer { server.stop() }
             let api = ServerAPI(baseURL: "http://127.0.0.1:\(server.port)", token: "uit_x", l: Localizer(.english))
             do {
@@ -104,6 +75,37 @@ struct ServerAnswerTests {
         #expect(refusal.status == .notSignedIn)
         // A proxy's 502 page: the server was not reached.
         #expect(try await answer("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n") == .unreachable)
+    }
+
+    @Test("A change that got no answer may have been made: not said as a server that cannot be reached")
+    func aLostAnswerIsNotAnUnreachableServer() async throws {
+        let l = Localizer(.english)
+        let silent = try ScriptedHTTPServer { _ in nil }
+        defer { silent.stop() }
+        let api = ServerAPI(baseURL: "http://127.0.0.1:\(silent.port)", token: "uit_x", l: l)
+        do {
+            try await api.perform("POST", "/api/v1/rooms", ["name": "Lab"])
+            Issue.record("a closed connection was taken for success")
+        } catch let error as CLIError {
+            #expect(error.answerLost && error.message == l("error.no_answer", "http://127.0.0.1:\(silent.port)"), "\(error)")
+            #expect(error.status == .serverUnreachable)
+        }
+        // Reading changes nothing: said as before.
+        do {
+            try await api.perform("GET", "/api/v1/rooms")
+            Issue.record("a closed connection was taken for success")
+        } catch let error as CLIError {
+            #expect(!error.answerLost && error.message == l("error.server_unreachable", "http://127.0.0.1:\(silent.port)"), "\(error)")
+        }
+        // Nothing listening: the change went nowhere.
+        let nowhere = ServerAPI(baseURL: "http://127.0.0.1:\(try Network.freePort())", token: "uit_x", l: l)
+        do {
+            try await nowhere.perform("POST", "/api/v1/rooms", ["name": "Lab"])
+            Issue.record("a refused connection was taken for success")
+        } catch let error as CLIError {
+            #expect(!error.answerLost && error.status == .serverUnreachable, "\(error)")
+        }
+        #expect(silent.accepted == 2)
     }
 
     @Test func anImportAnsweredByAProxySaysWhatItMeans() {

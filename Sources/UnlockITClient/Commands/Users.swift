@@ -58,9 +58,16 @@ struct Users: AsyncParsableCommand {
                 var oidcOnly: Bool?
             }
             let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read(l("prompt.new_password")) : nil
-            let created: CreatedUserModel = try await api.send(
-                "POST", "/api/v1/users",
-                Body(email: email, name: name, role: role, securityLevel: level, password: password, oidcOnly: oidcOnly ? true : nil))
+            let created: CreatedUserModel
+            do {
+                created = try await api.send(
+                    "POST", "/api/v1/users",
+                    Body(email: email, name: name, role: role, securityLevel: level, password: password, oidcOnly: oidcOnly ? true : nil))
+            } catch let error as CLIError where error.answerLost {
+                // A password the server chose would be lost with the answer.
+                let hint = password == nil && !oidcOnly ? l("hint.user_add_no_answer", email, email) : l("hint.user_add_no_answer_checked", email)
+                throw CLIError(l("error.user_add_no_answer", email), hint: hint, status: error.status)
+            }
             try context.output(created) {
                 var text = l("users.created", created.user.email)
                 if let initial = created.initialPassword { text += "\n" + l("users.initial_password", initial) }
@@ -165,7 +172,13 @@ struct Users: AsyncParsableCommand {
             let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read(l("prompt.new_password")) : nil
             // No password is an empty object (the server then chooses one); the API refuses `null`.
             let body: [String: String] = password.map { ["password": $0] } ?? [:]
-            let reset: PasswordResetModel = try await api.send("POST", "/api/v1/users/\(found.id)/password", body)
+            let reset: PasswordResetModel
+            do {
+                reset = try await api.send("POST", "/api/v1/users/\(found.id)/password", body)
+            } catch let error as CLIError where error.answerLost {
+                throw CLIError(
+                    l("error.password_reset_no_answer", found.email), hint: l("hint.password_reset_no_answer", found.email), status: error.status)
+            }
             try context.output(reset) {
                 l("users.password_reset", found.email) + (reset.initialPassword.map { "\n" + l("users.initial_password", $0) } ?? "")
             }

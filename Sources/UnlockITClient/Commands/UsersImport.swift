@@ -78,6 +78,8 @@ extension Users {
                     throw CLIError.problem(problem.code, reason: nil, detail: problem.detail, l)
                 }
                 throw Self.rejected(errors.map { Rejection(line: lines[$0.index], field: $0.field, reason: $0.reason) }, context)
+            } catch let error as CLIError where error.answerLost {
+                throw CLIError(l("error.import_no_answer"), hint: l("hint.import_answer_unreadable"), status: error.status)
             } catch is DecodingError {
                 // The server took the import but its answer, with any generated passwords, cannot be read.
                 throw CLIError(l("error.import_answer_unreadable"), hint: l("hint.import_answer_unreadable"), status: .failure)

@@ -9,6 +9,9 @@ public struct CLIError: Error, Sendable {
     /// The server's problem code when the server itself answered with one; nil for anything else
     /// (a proxy's page, no answer, the CLI's own checks).
     public var problemCode: String?
+    /// A change was sent, or may have been, and no answer came: whether the server made it is not
+    /// known. Commands whose answer carries something shown once (a generated password) say so.
+    public var answerLost = false
 
     public init(_ message: String, hint: String? = nil, status: ExitStatus = .failure) {
         self.message = message

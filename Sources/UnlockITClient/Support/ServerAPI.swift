@@ -94,13 +94,20 @@ struct ServerAPI: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
+        // A change that may have reached the server is not said to have gone nowhere: it may have been made.
+        let changes = method != "GET" && method != "HEAD"
         let response: HTTPClientResponse
         let data: Data
         do {
             response = try await Self.http.execute(request, timeout: .init(timeout))
+        } catch {
+            throw changes && Self.mayHaveArrived(error) ? noAnswer() : unreachable()
+        }
+        do {
             data = Data(try await response.body.collect(upTo: 32 * 1024 * 1024).readableBytesView)
         } catch {
-            throw CLIError(l("error.server_unreachable", baseURL), hint: l("hint.server_unreachable"), status: .serverUnreachable)
+            // The answer had begun: the server took the request.
+            throw changes ? noAnswer() : unreachable()
         }
         guard (200..<300).contains(response.status.code) else {
             let problem = try? Self.decoder.decode(Problem.self, from: data)
@@ -113,6 +120,27 @@ struct ServerAPI: Sendable {
             throw CLIError.problem(problem.code, reason: problem.reason, detail: problem.detail, l)
         }
         return data
+    }
+
+    private func unreachable() -> CLIError {
+        CLIError(l("error.server_unreachable", baseURL), hint: l("hint.server_unreachable"), status: .serverUnreachable)
+    }
+
+    private func noAnswer() -> CLIError {
+        var error = CLIError(l("error.no_answer", baseURL), hint: l("hint.no_answer"), status: .serverUnreachable)
+        error.answerLost = true
+        return error
+    }
+
+    /// Whether a request that failed this way may have been sent: the connection closed or was
+    /// reset, or the deadline passed, after it was made. A failure to connect at all (refused, no
+    /// route, a name not found, a TLS handshake) or one not known here is taken as never sent.
+    static func mayHaveArrived(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError {
+            return [.remoteConnectionClosed, .deadlineExceeded, .readTimeout, .writeTimeout].contains(error)
+        }
+        if let error = error as? IOError { return [ECONNRESET, EPIPE].contains(error.errnoCode) }
+        return false
     }
 }
 
