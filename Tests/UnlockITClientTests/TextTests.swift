@@ -39,10 +39,4 @@ import UnlockITLocalization
             #expect(!CommandContext.isLoopback(host), "\(host)")
         }
     }
-
-    @Test func lockIDsAreToldFromRoomNames() {
-        #expect(LockIDShape.matches("lock-front-door"))
-        #expect(!LockIDShape.matches("Meeting room"))
-        #expect(!LockIDShape.matches("Lab"))
-    }
 }

@@ -31,4 +31,15 @@ import UnlockITLocalization
         #expect(try choose(["Hall"], entries) == "lab")
         #expect(try choose(["FRONT"], entries) == "front")
     }
+
+    @Test("A target that names no room is sent as a lock id only if it is one")
+    func onlyALockIDIsSentAsOne() throws {
+        let entries = [entry("front", room: "Front", roomID: "r1")]
+        // A lock this user cannot see: the server answers for it.
+        #expect(try choose(["lock-back-door"], entries) == "lock-back-door")
+        // Room names that are no lock id: the user mistyped a room, and is told so here.
+        for name in ["Meeting room", "Lab", "mødelokale", "kantine²", "lab_side"] {
+            #expect(throws: CLIError.self, "\(name)") { _ = try choose([name], entries) }
+        }
+    }
 }

@@ -54,8 +54,8 @@ struct Unlock: AsyncParsableCommand {
         switch inRoom.count {
         case 0:
             // Perhaps a lock id the user cannot see: let the server answer for it.
-            if LockIDShape.matches(target) {
-                return AccessEntryModel(lockId: target.lowercased(), lockName: target, allowed: false, reason: "", online: false)
+            if LockID.isValid(target) {
+                return AccessEntryModel(lockId: target, lockName: target, allowed: false, reason: "", online: false)
             }
             throw CLIError(l("error.no_such_target", target), hint: l("hint.access"), status: .failure)
         case 1:
@@ -77,12 +77,6 @@ struct Unlock: AsyncParsableCommand {
 }
 
 /// What a lock id looks like, to tell it from a room name.
-enum LockIDShape {
-    static func matches(_ text: String) -> Bool {
-        (3...64).contains(text.count) && text.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" } && !text.hasPrefix("-")
-    }
-}
-
 struct Access: AsyncParsableCommand {
     static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.access.abstract")) }
 
