@@ -264,6 +264,22 @@ struct CLIEndToEndTests {
         #expect(listed.status == 7 && listed.stderr.contains(t["unreachable"]!), "\(listed)")
     }
 
+    @Test("login --password-stdin without --email is refused before anything is sent")
+    func passwordStdinNeedsAnEmail() async throws {
+        let directory = try TemporaryDirectory("unlockit-cli-email")
+        defer { directory.remove() }
+        let server = try ScriptedHTTPServer { _ in nil }
+        defer { server.stop() }
+        let person = Person(home: "\(directory.path)/home", language: "en")
+        // The first line is the password: it must not be sent as the email.
+        let refused = try await person.run(
+            ["login", "--server", "http://127.0.0.1:\(server.port)", "--password-stdin"], stdin: ["my old password", "my new password 1"])
+        #expect(refused.status == 64, "\(refused)")
+        #expect(refused.stderr.contains("No email address was given.") && refused.stderr.contains("--email"), "\(refused)")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(server.accepted == 0)
+    }
+
     static let lost: [String: [String: String]] = [
         "en": [
             "import": "No answer came to the import: the users may have been created.",

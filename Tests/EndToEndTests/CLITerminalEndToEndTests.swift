@@ -154,4 +154,19 @@ struct CLITerminalEndToEndTests {
         #expect(!cli.screen.contains("hunter2"), "\(cli.screen)")
         #expect(cli.echoes)
     }
+
+    @Test("An ID token typed at its prompt is not echoed")
+    func idTokenOnTerminal() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let cli = try OnTerminal(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--id-token", "-", "--client-id", "cli"], home: home)
+        #expect(try await cli.wait(until: { cli.screen.contains("ID token: ") }), "no prompt: \(cli.screen)")
+        #expect(try await cli.wait(until: { !cli.echoes }), "the token would be echoed")
+        cli.type("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJvbi1zY3JlZW4ifQ.c2ln\n")
+        let status = try #require(try await cli.exit())
+        #expect(status >> 8 == 7, "wait status \(status): \(cli.screen)")  // the server cannot be reached
+        #expect(!cli.screen.contains("eyJhbGciOiJFUzI1NiJ9"), "\(cli.screen)")
+        #expect(cli.echoes)
+    }
 }

@@ -40,11 +40,17 @@ struct Login: AsyncParsableCommand {
             // "-": the token from standard input, where `ps` and the shell's history do not see it.
             var token = idToken
             if idToken == "-" {
-                let line = Terminal.stdinIsTerminal ? Terminal.ask(l("prompt.id_token")) : Terminal.readLine()
+                // A bearer credential until it expires: not echoed, like a password.
+                let line = Terminal.stdinIsTerminal ? Terminal.askSecret(l("prompt.id_token")) : Terminal.readLine()
                 token = try line.orThrow(CLIError.usage(l("error.stdin_no_token"), l)).trimmingCharacters(in: .whitespacesAndNewlines)
             }
             signedIn = try await api.send("POST", "/api/v1/auth/oidc", ["clientID": clientID, "idToken": token])
         } else {
+            // Asked on a terminal only: standard input otherwise carries the passwords, and its first
+            // line taken for the email would send the password as one.
+            guard self.email != nil || Terminal.stdinIsTerminal else {
+                throw CLIError(l("error.no_email"), hint: l("hint.login_email"), status: .usage)
+            }
             let email = try self.email ?? Terminal.ask(l("prompt.email")).orThrow(CLIError.usage(l("error.no_email"), l))
             password = try secrets.read(l("prompt.password"))
             signedIn = try await api.send("POST", "/api/v1/auth/sign-in", ["email": email, "password": password!])
