@@ -36,6 +36,19 @@ import Testing
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         #expect(try setup.write() == password)
         #expect(try Data(contentsOf: URL(fileURLWithPath: setup.dynamicSecurityPath)) == data)
+
+        // A backup restored without the password: refused, and the accounts are left as they are.
+        let passwordFile = try Data(contentsOf: URL(fileURLWithPath: setup.passwordPath))
+        try FileManager.default.removeItem(atPath: setup.passwordPath)
+        #expect(throws: BrokerSetup.SetupError.incomplete(present: setup.dynamicSecurityPath, absent: setup.passwordPath)) { try setup.write() }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setup.dynamicSecurityPath)) == data)
+        #expect(!FileManager.default.fileExists(atPath: setup.passwordPath))
+        // Restored, it is used again; the accounts without the password are refused the same way.
+        try passwordFile.write(to: URL(fileURLWithPath: setup.passwordPath))
+        #expect(try setup.write() == password)
+        try FileManager.default.removeItem(atPath: setup.dynamicSecurityPath)
+        #expect(throws: BrokerSetup.SetupError.incomplete(present: setup.passwordPath, absent: setup.dynamicSecurityPath)) { try setup.write() }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setup.passwordPath)) == passwordFile)
     }
 
     @Test("The server's broker role is tried again while its connection lasts, and no longer")
