@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import UnlockITServer
@@ -16,5 +17,39 @@ import Testing
         #expect(throws: ServerConfiguration.ConfigurationError.self) {
             try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_UNLOCK_TIMEOUT": seconds])
         }
+    }
+
+    static let acme = "0b9a3b3e-8d4c-4a0e-9a57-2f1c6a9d0b11"
+    static let globex = "7c2e4f1a-5b6d-4e8f-8a9b-0c1d2e3f4a5b"
+
+    @Test("An OIDC issuer's entry is read strictly, in the file and in the environment")
+    func aMisspeltIssuerSettingIsRefused() throws {
+        // "company" for "companies": read loosely, the issuer would sign in every company's users.
+        let misspelt = #"[{"issuer":"https://id.acme.test","clientIDs":["cli"],"jwksFile":"/k","company":["\#(Self.acme)"]}]"#
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OIDC_ISSUERS": misspelt])
+        } throws: { "\($0)".contains("unknown OIDC issuer setting \"company\"") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("server.json")
+        try Data(#"{"oidcIssuers":\#(misspelt)}"#.utf8).write(to: file)
+        #expect {
+            try ServerConfiguration.load(file: file.path, environment: [:])
+        } throws: { "\($0)".contains("unknown OIDC issuer setting \"company\"") }
+        // Spelt right, it is taken.
+        let right = misspelt.replacingOccurrences(of: #""company""#, with: #""companies""#)
+        let taken = try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OIDC_ISSUERS": right])
+        #expect(taken.oidcIssuers.first?.companies == [Self.acme])
+    }
+
+    @Test("An OIDC issuer configured twice is refused: one entry would silently replace the other")
+    func anIssuerTwiceIsRefused() {
+        let twice =
+            #"[{"issuer":"https://accounts.example.test","clientIDs":["a"],"jwksFile":"/k","companies":["\#(Self.acme)"]},"#
+            + #"{"issuer":"https://accounts.example.test","clientIDs":["b"],"jwksFile":"/k","companies":["\#(Self.globex)"]}]"#
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OIDC_ISSUERS": twice])
+        } throws: { "\($0)".contains("https://accounts.example.test is configured twice") }
     }
 }

@@ -76,6 +76,33 @@ public struct ServerConfiguration: Sendable, Equatable {
             self.companies = companies
         }
 
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case issuer, clientIDs, jwksFile, jwksURL, algorithms, companies
+        }
+
+        /// Any name an issuer's entry holds, to find the unknown ones.
+        private struct AnyKey: CodingKey {
+            let stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        /// Decoded strictly, as the settings file is: a misspelt `companies` would otherwise leave the
+        /// issuer free to sign in every company's users.
+        public init(from decoder: any Decoder) throws {
+            let known = Set(CodingKeys.allCases.map(\.rawValue))
+            if let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+                throw ConfigurationError("unknown OIDC issuer setting \"\(unknown)\"")
+            }
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                issuer: try container.decode(String.self, forKey: .issuer), clientIDs: try container.decode([String].self, forKey: .clientIDs),
+                jwksFile: try container.decodeIfPresent(String.self, forKey: .jwksFile),
+                jwksURL: try container.decodeIfPresent(String.self, forKey: .jwksURL),
+                algorithms: try container.decodeIfPresent([String].self, forKey: .algorithms),
+                companies: try container.decodeIfPresent([String].self, forKey: .companies))
+        }
     }
 
     public init() {}
@@ -140,6 +167,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         let settings: FileSettings
         do {
             settings = try JSONDecoder().decode(FileSettings.self, from: data)
+        } catch let error as ConfigurationError {
+            throw ConfigurationError("\(name): \(error)")
         } catch {
             throw ConfigurationError("\(name): \(error)")
         }
@@ -201,6 +230,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let text = environment["UNLOCKIT_OIDC_ISSUERS"] {
             do {
                 oidcIssuers = try JSONDecoder().decode([OIDCIssuer].self, from: Data(text.utf8))
+            } catch let error as ConfigurationError {
+                throw ConfigurationError("UNLOCKIT_OIDC_ISSUERS: \(error)")
             } catch {
                 throw ConfigurationError("UNLOCKIT_OIDC_ISSUERS must be a JSON array of issuers: \(error)")
             }
@@ -234,6 +265,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(logLevel) else {
             throw ConfigurationError("unknown log level \(logLevel)")
+        }
+        // The verifier keeps one entry per `iss`: a second would silently replace the first.
+        if let twice = Dictionary(grouping: oidcIssuers, by: \.issuer).filter({ $0.value.count > 1 }).keys.sorted().first {
+            throw ConfigurationError("OIDC issuer \(twice) is configured twice: give it one entry, with all its client ids and companies")
         }
         for issuer in oidcIssuers {
             guard !issuer.clientIDs.isEmpty, (issuer.jwksFile == nil) != (issuer.jwksURL == nil) else {
