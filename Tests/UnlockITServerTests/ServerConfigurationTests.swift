@@ -43,6 +43,18 @@ import Testing
         #expect(taken.oidcIssuers.first?.companies == [Self.acme])
     }
 
+    @Test("A broker address with a password in it is refused without repeating the password")
+    func aBrokerURLWithCredentialsIsNotRepeated() throws {
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_MQTT_URL": "mqtt://unlockit-server:S3cret@127.0.0.1:1883"])
+        } throws: { "\($0)".contains("UNLOCKIT_MQTT_PASSWORD_FILE") && !"\($0)".contains("S3cret") }
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_MQTT_URL": "http://127.0.0.1:1883"])
+        } throws: { "\($0)".contains("http://127.0.0.1:1883 is not a broker address") }
+        let taken = try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_MQTT_URL": "mqtt://127.0.0.1:1884"])
+        #expect(taken.mqttURL == "mqtt://127.0.0.1:1884")
+    }
+
     @Test("An OIDC issuer configured twice is refused: one entry would silently replace the other")
     func anIssuerTwiceIsRefused() {
         let twice =

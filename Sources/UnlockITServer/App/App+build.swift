@@ -37,9 +37,7 @@ public enum UnlockITApp {
         _ parts: Parts, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let configuration = parts.configuration
-        guard let address = BrokerAddress(configuration.mqttURL) else {
-            throw ServerConfiguration.ConfigurationError("\(configuration.mqttURL) is not a broker address like mqtt://127.0.0.1:1883")
-        }
+        let address = try configuration.brokerAddress()
         let link = try BrokerLink(
             address: address, username: configuration.mqttUsername, password: try configuration.resolvedMQTTPassword(), store: parts.store,
             unlockTimeout: .milliseconds(Int64(configuration.unlockTimeout * 1000)), metrics: parts.metrics, logger: parts.logger)

@@ -1,4 +1,5 @@
 import Foundation
+import MQTT
 import UnlockITCore
 
 /// Everything the server can be told, from an optional JSON file and then the environment
@@ -238,8 +239,21 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
     }
 
+    /// The broker's address, or why `mqttURL` is not one. A URL that carries credentials is not
+    /// repeated: its password would reach the log.
+    func brokerAddress() throws -> BrokerAddress {
+        if let address = BrokerAddress(mqttURL) { return address }
+        if mqttURL.contains("@") {
+            throw ConfigurationError(
+                "the broker address must not carry a user name or password (mqtt://…@host): name the account with "
+                    + "UNLOCKIT_MQTT_USERNAME and give its password with UNLOCKIT_MQTT_PASSWORD_FILE")
+        }
+        throw ConfigurationError("\(mqttURL) is not a broker address like mqtt://127.0.0.1:1883")
+    }
+
     func validate() throws {
         guard (0...65535).contains(httpPort) else { throw ConfigurationError("the HTTP port must be 0–65535") }
+        _ = try brokerAddress()
         guard (12...31).contains(bcryptCost) else { throw ConfigurationError("the bcrypt cost must be 12–31") }
         guard (1...64).contains(bcryptConcurrency) else { throw ConfigurationError("the bcrypt concurrency must be 1–64") }
         guard (0...10_000).contains(bcryptQueue) else { throw ConfigurationError("the bcrypt queue must be 0–10000") }
