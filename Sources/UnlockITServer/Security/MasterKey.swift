@@ -41,13 +41,20 @@ public struct MasterKey: Sendable {
         }
     }
 
-    /// Reads the key from `path`, refusing a file that group or others can read.
+    /// Reads the key from `path`, refusing a file that group or others can read. The file checked is
+    /// the file read, through one descriptor; a symbolic link is followed to it (a secret mounted as
+    /// a link to its file, as Kubernetes mounts them), so its mode is the file's, which `chmod` sets.
     public static func load(path: String) throws(MasterKeyError) -> MasterKey {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue,
-            let text = try? String(contentsOfFile: path, encoding: .utf8)
-        else { throw .unreadable(path) }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .unreadable(path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path) }
+        let mode = Int(info.st_mode & 0o777)
         guard mode & 0o077 == 0 else { throw .exposed(path, mode: mode) }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = read(fd, &bytes, bytes.count)
+        guard count >= 0, let text = String(validating: bytes.prefix(count), as: UTF8.self) else { throw .unreadable(path) }
         return try MasterKey(text: text)
     }
 
@@ -59,7 +66,15 @@ public struct MasterKey: Sendable {
         guard fd >= 0 else { throw MasterKeyError.unreadable(path) }
         defer { close(fd) }
         let written = text.withCString { write(fd, $0, strlen($0)) }
-        guard written == text.utf8.count else { throw MasterKeyError.unreadable(path) }
+        // On the disk before the database's check value is: a key lost to a power cut would leave a
+        // database no key opens.
+        guard written == text.utf8.count, fsync(fd) == 0 else { throw MasterKeyError.unreadable(path) }
+        let parent = (path as NSString).deletingLastPathComponent
+        let folder = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            _ = fsync(folder)
+            close(folder)
+        }
         return try MasterKey(bytes: bytes)
     }
 
