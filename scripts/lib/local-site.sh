@@ -30,8 +30,16 @@ start_local_broker() {
     else
         mosquitto -c "$STATE/broker/mosquitto.conf" &
     fi
-    PIDS+=($!)
-    for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$BROKER_PORT") 2>/dev/null && break; sleep 0.1; done
+    local broker=$!
+    PIDS+=("$broker")
+    for _ in $(seq 100); do
+        kill -0 "$broker" 2>/dev/null || break
+        (echo >"/dev/tcp/127.0.0.1/$BROKER_PORT") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "mosquitto did not start on port $BROKER_PORT; its log: $STATE/broker/mosquitto.log" >&2
+    tail -n 20 "${MOSQUITTO_LOG:-$STATE/broker/mosquitto.log}" >&2 2>/dev/null || true
+    return 1
 }
 
 # start_local_server: the server on $STATE/data, connected to the broker above; exports what the
@@ -42,10 +50,19 @@ start_local_server() {
     export UNLOCKIT_MQTT_PASSWORD_FILE="$STATE/broker/server-mqtt-password"
     export UNLOCKIT_HTTP_PORT=0
     unlockit-server serve --port-file "$STATE/http-port" 2>"$STATE/server.log" &
-    PIDS+=($!)
-    for _ in $(seq 200); do [[ -s "$STATE/http-port" ]] && break; sleep 0.1; done
-    SERVER="http://127.0.0.1:$(cat "$STATE/http-port")"
-    for _ in $(seq 200); do curl -fs "$SERVER/healthz" >/dev/null && break; sleep 0.1; done
+    local server=$!
+    PIDS+=("$server")
+    for _ in $(seq 300); do
+        kill -0 "$server" 2>/dev/null || break
+        if [[ -s "$STATE/http-port" ]]; then
+            SERVER="http://127.0.0.1:$(cat "$STATE/http-port")"
+            curl -fs "$SERVER/healthz" >/dev/null && return 0
+        fi
+        sleep 0.1
+    done
+    echo "the server did not become healthy; its log ($STATE/server.log) ends:" >&2
+    tail -n 20 "$STATE/server.log" >&2 || true
+    return 1
 }
 
 quietly() { "$@" >/dev/null; }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what UnlockIT needs from Debian when it is missing: the mosquitto broker (with its
 # dynamic-security plugin and mosquitto_ctrl), libmosquitto's headers, OpenSSL's and SQLite's headers,
-# and util-linux's setpriv (the processes the tests and the benchmark start end with them).
-# Sourced by scripts/demo, scripts/test and .ci/run.
+# util-linux's setpriv (the processes the tests and the benchmark start end with them), and curl (the
+# local site's health check). Sourced by scripts/demo, scripts/test (which .ci/run runs),
+# scripts/bench and the fuzz scripts.
 set -euo pipefail
 
 unlockit_prerequisites() {
-    local wanted=(mosquitto libmosquitto-dev libssl-dev libsqlite3-dev pkg-config)
+    local wanted=(mosquitto libmosquitto-dev libssl-dev libsqlite3-dev pkg-config curl ca-certificates)
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -24,8 +25,11 @@ unlockit_prerequisites() {
                 return 1
             fi
         fi
-        "${sudo[@]}" apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        # A machine that has just booted may have apt busy (unattended upgrades): wait for it rather
+        # than fail. The variable goes through env, since sudo drops the caller's environment.
+        local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
+        "${apt[@]}" update -qq
+        "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi
     if ! command -v swift >/dev/null; then
         if [[ -x /opt/swift/usr/bin/swift ]]; then export PATH="/opt/swift/usr/bin:$PATH"; else
