@@ -51,6 +51,8 @@ final class LoadConnection: ChannelInboundHandler {
     private var inFlight: NIODeadline?
     private var received: ByteBuffer?
     private var closed = false
+    /// The plan has no more requests for this connection, which it then closes itself.
+    private var finished = false
 
     init(schedule: Schedule, request: @escaping (Int) -> ByteBuffer, done: EventLoopPromise<LoadRun>) {
         self.schedule = schedule
@@ -87,7 +89,8 @@ final class LoadConnection: ChannelInboundHandler {
         closed = true
         switch schedule.plan {
         case .open: run.unanswered = schedule.planned - run.samples.count
-        case .closed: run.unanswered = inFlight == nil ? 0 : 1
+        // Closed by the other side before the plan ended: that client's place in the loop is lost.
+        case .closed: run.unanswered = inFlight == nil && finished ? 0 : 1
         }
         done.succeed(run)
     }
@@ -99,6 +102,7 @@ final class LoadConnection: ChannelInboundHandler {
     private func sendNext(_ context: ChannelHandlerContext) {
         let now = NIODeadline.now()
         guard let due = schedule.due(sent, now: now) else {
+            finished = true
             context.close(promise: nil)
             return
         }

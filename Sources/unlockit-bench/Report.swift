@@ -32,6 +32,8 @@ struct Report: Codable {
         var errors: Int
         var openings: Int
         var doubleOpenings: Int
+        /// Grants the clients saw for which no lock counted an opening (after 5 s to catch up).
+        var missingOpenings: Int
         var p99Ms: Double
         /// Seconds of the schedule in which some request took over 100 ms, and the slowest of them.
         var secondsOver100Ms: Int
@@ -40,15 +42,19 @@ struct Report: Codable {
         /// The slowest request of each second of the schedule, in milliseconds: where the bursts are.
         var slowestMsBySecond: [Double]
 
-        /// Zero errors and double-openings, the rate held (98 %), and no backlog building up.
-        var isSustained: Bool { errors == 0 && doubleOpenings == 0 && achievedPerSecond >= targetPerSecond * 0.98 && p99Ms <= 100 }
+        /// Zero errors, an opening for every grant and no more, the rate held (98 %), and no backlog
+        /// building up.
+        var isSustained: Bool {
+            errors == 0 && doubleOpenings == 0 && missingOpenings == 0 && achievedPerSecond >= targetPerSecond * 0.98 && p99Ms <= 100
+        }
     }
 
     struct Target: Codable {
         var name: String
         var value: String
         var goal: String
-        var met: Bool
+        /// nil: not judged by this run (the memory target needs 10,000 locks).
+        var met: Bool?
     }
 
     var date: String
@@ -133,7 +139,7 @@ struct Report: Codable {
         }
         if let paced {
             lines.append(
-                "  64 clients paced at \(f(paced.perSecond, 0))/s: p50 \(f(paced.p50Ms, 3)) ms  p90 \(f(paced.p90Ms, 3)) ms  p99 \(f(paced.p99Ms, 3)) ms  max \(f(paced.maxMs, 3)) ms"
+                "  64 clients paced at \(f(paced.perSecond, 0))/s, \(paced.errors) errors: p50 \(f(paced.p50Ms, 3)) ms  p90 \(f(paced.p90Ms, 3)) ms  p99 \(f(paced.p99Ms, 3)) ms  max \(f(paced.maxMs, 3)) ms"
             )
         }
         if signInLoad != nil {
@@ -150,7 +156,7 @@ struct Report: Codable {
         for hold in failedHolds {
             lines.append(
                 "Held \(f(hold.targetPerSecond, 0))/s for \(f(hold.seconds, 0)) s: not sustained (\(f(hold.achievedPerSecond, 0))/s achieved, \(hold.errors) errors, "
-                    + "\(hold.doubleOpenings) double openings, p99 \(f(hold.p99Ms, 2)) ms, \(hold.secondsOver100Ms) seconds with a request over 100 ms)"
+                    + "\(hold.doubleOpenings) double and \(hold.missingOpenings) missing openings, p99 \(f(hold.p99Ms, 2)) ms, \(hold.secondsOver100Ms) seconds with a request over 100 ms)"
             )
         }
         if sustained == nil && !failedHolds.isEmpty {
@@ -159,7 +165,8 @@ struct Report: Codable {
         if let sustained {
             lines.append(
                 "Sustained: \(f(sustained.achievedPerSecond, 0)) unlocks/s for \(f(sustained.seconds, 0)) s, \(sustained.errors) errors, "
-                    + "\(sustained.openings) openings for \(sustained.granted) grants (\(sustained.doubleOpenings) double), p99 \(f(sustained.p99Ms, 2)) ms"
+                    + "\(sustained.openings) openings for \(sustained.granted) grants (\(sustained.doubleOpenings) double, "
+                    + "\(sustained.missingOpenings) missing), p99 \(f(sustained.p99Ms, 2)) ms"
             )
             lines.append(
                 "  \(sustained.secondsOver100Ms) of its seconds had a request over 100 ms; the slowest, "
@@ -179,7 +186,8 @@ struct Report: Codable {
         lines.append("")
         lines.append("Targets")
         for target in targets {
-            lines.append("  [\(target.met ? "met" : "MISSED")] \(target.name): \(target.value) (goal \(target.goal))")
+            let verdict = target.met.map { $0 ? "met" : "MISSED" } ?? "not judged"
+            lines.append("  [\(verdict)] \(target.name): \(target.value) (goal \(target.goal))")
         }
         return lines.joined(separator: "\n")
     }

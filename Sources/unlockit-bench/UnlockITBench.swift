@@ -70,12 +70,17 @@ struct UnlockITBench: AsyncParsableCommand {
             try write(report)
             // Errors where there must be none fail the run (and the smoke run in scripts/test). A rate
             // trial may fail: that is how the search finds the highest sustained rate.
-            let closedLoopErrors = (report.unlocks + [report.signInLoad].compactMap { $0 }).reduce(0) { $0 + $1.errors }
-            let doubleOpenings = (report.rateSearch + [report.sustained].compactMap { $0 }).reduce(0) { $0 + $1.doubleOpenings }
+            // (Every closed-loop run's openings are checked against its grants as it ends.)
+            let closedLoopErrors = (report.unlocks + [report.signInLoad, report.paced].compactMap { $0 }).reduce(0) { $0 + $1.errors }
+            let openLoop = report.rateSearch + report.failedHolds + [report.sustained].compactMap { $0 }
+            let doubleOpenings = openLoop.reduce(0) { $0 + $1.doubleOpenings }
+            let missingOpenings = openLoop.reduce(0) { $0 + $1.missingOpenings }
             let smokeErrors = smoke ? report.sustained?.errors ?? 1 : 0
-            if closedLoopErrors > 0 || doubleOpenings > 0 || smokeErrors > 0 {
+            if closedLoopErrors > 0 || doubleOpenings > 0 || missingOpenings > 0 || smokeErrors > 0 {
                 FileHandle.standardError.write(
-                    Data("FAILED: \(closedLoopErrors) closed-loop errors, \(doubleOpenings) double openings, \(smokeErrors) smoke errors\n".utf8))
+                    Data(
+                        ("FAILED: \(closedLoopErrors) errors where none may be, \(doubleOpenings) double openings, "
+                            + "\(missingOpenings) grants without an opening, \(smokeErrors) smoke errors\n").utf8))
                 throw ExitCode.failure
             }
         } catch {
@@ -85,7 +90,9 @@ struct UnlockITBench: AsyncParsableCommand {
     }
 
     func measure(_ site: BenchSite, locks: Int, runDuration: Duration) async throws -> Report {
-        let residentMiB = ProcessStats.residentMiB(pid: site.server.process.pid) ?? 0
+        guard let residentMiB = ProcessStats.residentMiB(pid: site.server.process.pid) else {
+            throw HarnessError("the server's resident memory could not be read from /proc")
+        }
 
         say("measuring the MQTT floor's pairs per second")
         let floor = MQTTFloor(host: "127.0.0.1", port: site.broker.port, username: "bench", password: "bench floor password")
@@ -147,11 +154,16 @@ struct UnlockITBench: AsyncParsableCommand {
             if qos == .atMostOnce { plotted.append(("floor: 2 trips, 64 at once, QoS 0", samples)) }
         }
 
-        say("unlocking at concurrency 16 while \(Int(signInsPerSecond)) sign-ins per second run")
+        say("unlocking at concurrency 16 while \(Int(signInsPerSecond)) sign-ins per second are offered")
+        let beforeInterfered = try await site.openings()
         async let signInRun = load.signInLoad(perSecond: signInsPerSecond, duration: runDuration)
         let interfered = await load.closedLoop(concurrency: 16, duration: runDuration)
         let signIns = await signInRun
         guard signIns.failed == 0 else { throw HarnessError("\(signIns.failed) sign-ins failed during the sign-in load") }
+        // The server signs in what bcrypt can take and turns the rest away at once: the load is
+        // real only if it kept bcrypt busy, some sign-ins through.
+        guard signIns.succeeded > 0 else { throw HarnessError("no sign-in succeeded during the sign-in load") }
+        try await checkOpenings(site, before: beforeInterfered, granted: interfered.granted)
         try await Task.sleep(for: .seconds(smoke ? 0.2 : 3))  // let the queued hashes drain
 
         var trials: [Report.Sustained] = []
@@ -179,7 +191,9 @@ struct UnlockITBench: AsyncParsableCommand {
                 }
                 sustained = hold
                 say("64 clients at half that rate")
+                let beforePaced = try await site.openings()
                 let run = await load.openLoop(rate: rate / 2, duration: runDuration, connections: 64)
+                try await checkOpenings(site, before: beforePaced, granted: run.granted)
                 paced = Report.Latency(concurrency: 64, run)
                 break
             }
@@ -205,12 +219,15 @@ struct UnlockITBench: AsyncParsableCommand {
             Report.Target(
                 name: "unlocks per second for \(Int(sustained?.seconds.rounded() ?? 0)) s with zero errors and double-openings",
                 value: String(format: "%.0f/s", sustained?.achievedPerSecond ?? 0), goal: "≥ 2,000/s for 60 s",
-                met: (sustained?.achievedPerSecond ?? 0) >= 1960 && (sustained?.seconds ?? 0) >= 59 && sustained?.isSustained == true),
+                met: (sustained?.achievedPerSecond ?? 0) >= 2000 && (sustained?.seconds ?? 0) >= 59 && sustained?.isSustained == true),
+            // Judged with 10,000 locks only: fewer say nothing of the target (`--locks 10000`).
             Report.Target(
                 name: "server resident memory with \(locks) locks connected", value: String(format: "%.1f MiB", residentMiB),
-                goal: "≤ 250 MB with 10,000", met: residentMiB * 1.048576 <= 250),
+                goal: "≤ 250 MB with 10,000", met: locks >= 10_000 ? residentMiB * 1.048576 <= 250 : nil),
             Report.Target(
-                name: "unlock p99 during \(Int(signInsPerSecond)) sign-ins/s ÷ without",
+                name: "unlock p99 during \(Int(signInsPerSecond)) sign-ins/s offered "
+                    + String(format: "(%.1f/s signed in, the rest turned away 503)", Double(signIns.succeeded) / runDuration.seconds)
+                    + " ÷ without",
                 value: String(format: "%.2f ×", withSignIns.p99Ms / c16.p99Ms),
                 goal: "≤ 2 ×", met: withSignIns.p99Ms <= 2 * c16.p99Ms),
         ]
@@ -237,7 +254,8 @@ struct UnlockITBench: AsyncParsableCommand {
         let slowest = run.slowestBySecond.max { $0.value < $1.value }
         return Report.Sustained(
             targetPerSecond: rate, achievedPerSecond: run.rate, seconds: run.seconds, granted: run.granted, errors: run.errors,
-            openings: after - before, doubleOpenings: max(0, after - before - run.granted), p99Ms: run.samples.p99.milliseconds,
+            openings: after - before, doubleOpenings: max(0, after - before - run.granted),
+            missingOpenings: max(0, run.granted - (after - before)), p99Ms: run.samples.p99.milliseconds,
             secondsOver100Ms: run.slowestBySecond.values.filter { $0 > .milliseconds(100) }.count,
             slowestSecond: slowest?.key ?? 0, slowestSecondMs: slowest?.value.milliseconds ?? 0,
             slowestMsBySecond: (0..<((run.slowestBySecond.keys.max() ?? -1) + 1)).map { run.slowestBySecond[$0]?.milliseconds ?? 0 })
