@@ -63,11 +63,11 @@ struct OIDCTests {
         func publish(_ provider: Provider) throws { try provider.jwks().write(toFile: path, atomically: true, encoding: .utf8) }
     }
 
-    /// A server trusting one issuer, whose keys are in `keys`, with the company Acme and its admin.
-    static func acme(trusting keys: KeysFile) async throws -> Harness {
+    /// A server trusting one issuer, whose keys are in `keys`, with the company Acme and its admin
+    /// (admin@acme.test, whose initial password is `password`).
+    static func acme(trusting keys: KeysFile) async throws -> (harness: Harness, password: String) {
         let harness = try Harness { $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: keys.path)] }
-        _ = try await harness.bootstrap("Acme", email: "admin@acme.test")
-        return harness
+        return (harness, try await harness.bootstrap("Acme", email: "admin@acme.test"))
     }
 
     @Test func idTokensSignInOnlyWhenEverythingChecksOut() async throws {
@@ -75,7 +75,7 @@ struct OIDCTests {
         let impostor = Provider(kid: "key-1")
         let keys = try KeysFile(publishing: provider)
         defer { keys.directory.remove() }
-        let harness = try await Self.acme(trusting: keys)
+        let harness = try await Self.acme(trusting: keys).harness
         let now = harness.clock.now
         let hour: TimeInterval = 3600
 
@@ -177,8 +177,7 @@ struct OIDCTests {
         let provider = Provider(kid: "key-1")
         let keys = try KeysFile(publishing: provider)
         defer { keys.directory.remove() }
-        let harness = try Harness { $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: keys.path)] }
-        let password = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let (harness, password) = try await Self.acme(trusting: keys)
         let now = harness.clock.now
         try await harness.run { api in
             func signIn(_ token: String) async throws -> API.Reply {
@@ -216,8 +215,7 @@ struct OIDCTests {
         let provider = Provider(kid: "key-1")
         let keys = try KeysFile(publishing: provider)
         defer { keys.directory.remove() }
-        let harness = try Harness { $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: keys.path)] }
-        let password = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let (harness, password) = try await Self.acme(trusting: keys)
         let now = harness.clock.now
         try await harness.run { api in
             let admin = try await api.session("admin@acme.test", password)
@@ -239,7 +237,7 @@ struct OIDCTests {
         let new = Provider(kid: "key-new")
         let keys = try KeysFile(publishing: old)
         defer { keys.directory.remove() }
-        let harness = try await Self.acme(trusting: keys)
+        let harness = try await Self.acme(trusting: keys).harness
         try await harness.run { api in
             func signIn(_ provider: Provider) async throws -> API.Reply {
                 let now = harness.clock.now
