@@ -67,7 +67,7 @@ extension SQLiteStore {
     }
 
     public func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws {
-        try write { db in
+        try await auditedWrite { db in
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }
@@ -105,7 +105,7 @@ extension SQLiteStore {
     }
 
     public func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws {
-        try write { db in
+        try await auditedWrite { db in
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }

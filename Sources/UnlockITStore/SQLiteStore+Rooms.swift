@@ -4,7 +4,7 @@ import UnlockITCore
 
 extension SQLiteStore {
     public func createRoom(_ room: Room, audit: AuditEvent) async throws {
-        try write { db in
+        try await auditedWrite { db in
             try Self.requireUniqueName(room, db)
             try RoomRecord(room).insert(db)
             try self.insertAudit(audit, db)
@@ -51,7 +51,7 @@ extension SQLiteStore {
     public func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws
         -> Room
     {
-        try write { db in
+        try await auditedWrite { db in
             guard let stored = try Self.fetchRoom(id, in: company, db) else { throw StoreError.notFound }
             var room = stored
             try change(&room)
@@ -76,7 +76,7 @@ extension SQLiteStore {
     }
 
     public func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws {
-        try write { db in
+        try await auditedWrite { db in
             guard try RoomRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1 else {
                 throw StoreError.notFound
             }
@@ -88,7 +88,7 @@ extension SQLiteStore {
     }
 
     public func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws {
-        try write { db in
+        try await auditedWrite { db in
             // Both must be of the caller's company; anything else is reported as missing.
             guard try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1,
                 try UserRecord.filter(Column("id") == user.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1

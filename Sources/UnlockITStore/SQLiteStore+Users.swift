@@ -4,7 +4,7 @@ import UnlockITCore
 
 extension SQLiteStore {
     public func createCompany(_ company: Company, admin: User, passwordHash: String, audit: AuditEvent) async throws {
-        try write { db in
+        try await auditedWrite { db in
             guard try UserRecord.filter(Column("email") == admin.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
             try CompanyRecord(company).insert(db)
             try UserRecord(admin, passwordHash: passwordHash).insert(db)
@@ -17,7 +17,7 @@ extension SQLiteStore {
     }
 
     public func createUser(_ user: User, passwordHash: String?, checking admin: AdminCheck?, audit: AuditEvent) async throws {
-        try write { db in
+        try await auditedWrite { db in
             if let admin { try Self.require(admin, db) }
             guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
             try UserRecord(user, passwordHash: passwordHash).insert(db)
@@ -26,7 +26,7 @@ extension SQLiteStore {
     }
 
     public func createUsers(_ users: [(user: User, passwordHash: String?, audit: AuditEvent)], checking admin: AdminCheck?) async throws {
-        try write { db in
+        try await auditedWrite { db in
             if let admin { try Self.require(admin, db) }
             for (user, hash, audit) in users {
                 guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
@@ -62,7 +62,7 @@ extension SQLiteStore {
     public func updateUser(_ id: UserID, in company: CompanyID, audit: AuditEvent, change: (inout User) throws -> Void) async throws
         -> User
     {
-        try write { db in
+        try await auditedWrite { db in
             guard var record = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db)
             else { throw StoreError.notFound }
             var user = record.user
@@ -90,7 +90,7 @@ extension SQLiteStore {
     }
 
     public func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws {
-        try write { db in
+        try await auditedWrite { db in
             let deleted = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).deleteAll(db)
             guard deleted == 1 else { throw StoreError.notFound }
             try Self.requireAnAdmin(in: company, db)
@@ -102,7 +102,7 @@ extension SQLiteStore {
         _ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?, checking admin: AdminCheck?,
         audit: AuditEvent
     ) async throws {
-        try write { db in
+        try await auditedWrite { db in
             if let admin { try Self.require(admin, db) }
             if let replacing {
                 let stored = try String.fetchOne(db, sql: #"SELECT passwordHash FROM "user" WHERE id = ?"#, arguments: [id.rawValue])

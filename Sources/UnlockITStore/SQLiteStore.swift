@@ -128,6 +128,15 @@ public final class SQLiteStore: Store {
         try pool.write(body)
     }
 
+    /// A write whose transaction records an audit event of its own (an admin change, a company's
+    /// creation). The events queued before it are committed first, so that the log's order, its
+    /// ids, is the order events were handed in: an unlock answered before an admin disabled its user
+    /// comes before the disabling, not after it.
+    func auditedWrite<T>(_ body: (Database) throws -> T) async throws -> T {
+        try await audit.flush()
+        return try write(body)
+    }
+
     func insertAudit(_ event: AuditEvent, _ db: Database) throws {
         try Self.insertAudit(event, db)
     }

@@ -524,6 +524,21 @@ import UnlockITCore
         #expect(reasons == (0..<100).reversed().map { "r\($0)" })
     }
 
+    @Test("An admin change comes after the unlocks queued before it, in the log's order")
+    func anAdminChangeComesAfterQueuedUnlocks() async throws {
+        let (company, admin) = try await makeCompany("Xi")
+        let user = makeUser(company.id, "user@xi.test")
+        try await store.createUser(user, passwordHash: nil, checking: nil, audit: audit(company.id))
+        // The user's unlock is answered, its event queued; at once an admin disables the user.
+        store.enqueue(
+            AuditEvent(companyID: company.id, at: now, actorID: user.id, action: .unlock, lockID: LockID("lock-xi")!, outcome: .success))
+        _ = try await store.updateUser(user.id, in: company.id, audit: audit(company.id, .updateUser)) { $0.enabled = false }
+        let events = try await store.auditEvents(AuditQuery(companyID: company.id))
+        // Newest first: the disabling, then the unlock that came before it.
+        #expect(Array(events.map(\.action).prefix(3)) == [.updateUser, .unlock, .createUser], "\(events.map(\.action))")
+        _ = admin
+    }
+
     @Test("With from or to, pages run newest first by time and walk the window once, also where time and id disagree")
     func timeWindowsPageByTime() async throws {
         let (company, admin) = try await makeCompany("Mu")
