@@ -91,10 +91,16 @@ struct UnlockController {
             throw APIError.internalError
         }
 
+        // The client was told lock_timeout (or lock_offline), and the door opened: the log must say
+        // so too, after the event of what the client was told, though the gateway may learn of the
+        // opening before this task has recorded that.
+        let lateAfterOutcome = AfterFirst()
         let outcome = await services.gateway.unlock(lock.id, key: key) { [services] in
-            // The client was told lock_timeout, and the door opened: the log must say so too.
-            services.store.enqueue(
-                services.audit(.unlock, by: user, company: user.companyID, outcome: .success, reason: .grantedLate, lock: lockID, room: lock.roomID))
+            lateAfterOutcome.second {
+                services.store.enqueue(
+                    services.audit(
+                        .unlock, by: user, company: user.companyID, outcome: .success, reason: .grantedLate, lock: lockID, room: lock.roomID))
+            }
         }
         switch outcome {
         case .granted:
@@ -104,6 +110,7 @@ struct UnlockController {
             record(.denied, outcome.auditReason, room: lock.roomID)
         case .lockOffline, .lockTimeout, .brokerUnavailable:
             record(.error, outcome.auditReason, room: lock.roomID)
+            lateAfterOutcome.firstDone()
         }
         throw Self.problem(for: outcome)
     }
