@@ -61,32 +61,30 @@ struct Harness {
         _ sql: String, _ arguments: [String], holding: Duration = .milliseconds(500), _ body: @Sendable () async throws -> T
     ) async throws -> T {
         let database = try DatabaseQueue(path: configuration.databasePath)
-        let (changed, commit, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        let failure = Mutex<(any Error)?>(nil)
+        // The other connection's thread commits by itself once `holding` has passed: the request's
+        // write waits for it blocking a thread of the cooperative pool, which a commit that waited
+        // for a task of the test could then starve.
+        let state = Mutex<(changed: Bool, done: Bool, failure: String?)>((false, false, nil))
         Thread.detachNewThread {
             do {
                 try database.writeWithoutTransaction { db in
                     try db.execute(sql: "BEGIN IMMEDIATE")
                     try db.execute(sql: sql, arguments: StatementArguments(arguments))
                     guard db.changesCount > 0 else { throw HarnessError("the change changed nothing: \(sql)") }
-                    changed.signal()
-                    commit.wait()
+                    state.withLock { $0.changed = true }
+                    Thread.sleep(forTimeInterval: Double(holding.components.seconds) + Double(holding.components.attoseconds) / 1e18)
                     try db.execute(sql: "COMMIT")
                 }
             } catch {
-                failure.withLock { $0 = error }
-                changed.signal()
+                state.withLock { $0.failure = "\(error)" }
             }
-            done.signal()
+            state.withLock { $0.done = true }
         }
-        changed.wait()
-        if let error = failure.withLock({ $0 }) { throw error }
-        async let result = body()
-        try await Task.sleep(for: holding)
-        commit.signal()
-        let value = try await result
-        done.wait()
-        if let error = failure.withLock({ $0 }) { throw error }
+        try await Network.waitUntil("the other connection's change") { state.withLock { $0.changed || $0.done } }
+        if let failure = state.withLock({ $0.failure }) { throw HarnessError(failure) }
+        let value = try await body()
+        try await Network.waitUntil("the other connection's commit") { state.withLock { $0.done } }
+        if let failure = state.withLock({ $0.failure }) { throw HarnessError(failure) }
         return value
     }
 
