@@ -56,11 +56,15 @@ final class ClientCore: @unchecked Sendable {
         guard let mosq = mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
             throw .library(MOSQ_ERR_NOMEM.rawValue, "mosquitto_new failed")
         }
+        // The socket pair libmosquitto would write a byte into for every packet: this loop never
+        // reads it (see the shim). Without it a client holds one descriptor, its socket.
+        let detached = unlockit_mosquitto_detach_socketpair(mosq) == 1
         self.mosq = mosq
         self.configuration = configuration
         self.logger = logger
         self.onMessage = onMessage
         self.onEvent = onEvent
+        if !detached { logger.debug("libmosquitto's socket pair is left in place (a version this client does not know)") }
         try configure()
     }
 

@@ -17,8 +17,9 @@ public enum FileDescriptorLimit {
         }
     }
 
-    /// What one client of this module holds open: its socket, and the socket pair libmosquitto 2.0
-    /// creates at every connect to wake its own loop (unused here, but it cannot be turned off).
+    /// What one client of this module may hold open: its socket, and the socket pair libmosquitto
+    /// creates with each client to wake its own loop. The pair is taken away again where the
+    /// library's version is known (1.6, 2.0: see `ClientCore`), but counted all the same.
     public static let perClient = 3
 
     /// How many clients fit under the current limit, keeping `reserve` descriptors for the rest.

@@ -56,4 +56,47 @@ struct MQTTBurstReadTests {
             await loop.shutdown()
         }
     }
+
+    /// As the server's link does: every message handled publishes an answer. libmosquitto's socket
+    /// pair, which it writes a byte into for every packet and this loop never reads, would by now be
+    /// full (500 packets sent before), and each publish would leave errno at EAGAIN, which ends a
+    /// burst as if the socket had run dry. The pair is taken away when the client is made.
+    @Test func aReceiverThatAnswersStillReadsInBursts() async throws {
+        try await MQTTClientTests.Fixture.with { fixture in
+            let loop = MQTTEventLoop(name: "burst-answer")
+            let count = 100
+            let turns = LockedBox<[Int]>([])
+            let answering = LockedBox<MQTTClient?>(nil)
+            let receiver = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: fixture.broker.port, clientID: "answering", username: "tester", password: "tester password",
+                    subscriptions: ["test/answer/#"], subscriptionQoS: .atMostOnce, readsInBursts: true),
+                loop: loop,
+                delivery: .handler { message in
+                    turns.update { $0.append(loop.turnCount) }
+                    try? answering.get()?.publish(topic: "test/answered", payload: message.payload, qos: .atMostOnce)
+                })
+            answering.set(receiver)
+            let sender = try fixture.client("answer-sender")
+            for client in [receiver, sender] { client.start() }
+            for client in [receiver, sender] { try await client.waitUntilConnected(timeout: .seconds(5)) }
+            for index in 0..<500 { try receiver.publish(topic: "test/warm-up", payload: Array("\(index)".utf8), qos: .atMostOnce) }
+            try await Task.sleep(for: .milliseconds(300))  // the SUBACK, and the warm-up written out
+
+            let holding = LockedBox(false)
+            loop.schedule(after: .zero) {
+                holding.set(true)
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+            try await Network.waitUntil("the loop to be held up") { holding.get() }
+            for index in 0..<count {
+                try sender.publish(topic: "test/answer/\(index)", payload: Array("\(index)".utf8), qos: .atMostOnce)
+            }
+            try await Network.waitUntil("every message to arrive") { turns.get().count == count }
+            let seen = turns.get()
+            #expect((1...3).contains(seen.max()! - seen.min()! + 1), "the answering reader took \(seen.max()! - seen.min()! + 1) turns")
+            for client in [receiver, sender] { await client.shutdown() }
+            await loop.shutdown()
+        }
+    }
 }
