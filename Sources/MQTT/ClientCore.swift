@@ -57,8 +57,8 @@ final class ClientCore: @unchecked Sendable {
             throw .library(MOSQ_ERR_NOMEM.rawValue, "mosquitto_new failed")
         }
         // The socket pair libmosquitto would write a byte into for every packet: this loop never
-        // reads it (see the shim). Without it a client holds one descriptor, its socket.
-        let detached = unlockit_mosquitto_detach_socketpair(mosq) == 1
+        // reads it (see `SocketPair`). Without it a client holds one descriptor, its socket.
+        let detached = SocketPair.detach(from: mosq)
         self.mosq = mosq
         self.configuration = configuration
         self.logger = logger
