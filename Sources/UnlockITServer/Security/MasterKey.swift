@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Glibc
 
 /// The server's master key: 32 bytes that seal device keys at rest. It lives in a file only its owner
 /// can read, or in the environment, and never in the database. The database keeps only a check value,
