@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Glibc
 
 /// The server's master key: 32 bytes that seal device keys at rest. It lives in a file only its owner
 /// can read, or in the environment, and never in the database. The database keeps only a check value,
@@ -42,20 +41,17 @@ public struct MasterKey: Sendable {
         }
     }
 
-    /// Reads the key from `path`, refusing a file that group or others can read. The file checked is
-    /// the file read, through one descriptor; a symbolic link is followed to it (a secret mounted as
-    /// a link to its file, as Kubernetes mounts them), so its mode is the file's, which `chmod` sets.
+    /// Reads the key from `path`, refusing a file that group or others can read. A symbolic link is
+    /// followed to its file (a secret mounted as a link to its file, as Kubernetes mounts them), and
+    /// that file's mode is the one checked, which `chmod` on the link sets.
     public static func load(path: String) throws(MasterKeyError) -> MasterKey {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .unreadable(path) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path) }
-        let mode = Int(info.st_mode & 0o777)
+        let file = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
+            attributes[.type] as? FileAttributeType == .typeRegular,
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
+        else { throw .unreadable(path) }
         guard mode & 0o077 == 0 else { throw .exposed(path, mode: mode) }
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let count = read(fd, &bytes, bytes.count)
-        guard count >= 0, let text = String(validating: bytes.prefix(count), as: UTF8.self) else { throw .unreadable(path) }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw .unreadable(path) }
         return try MasterKey(text: text)
     }
 
