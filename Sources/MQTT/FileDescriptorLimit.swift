@@ -19,7 +19,7 @@ public enum FileDescriptorLimit {
 
     /// What one client of this module may hold open: its socket, and the socket pair libmosquitto
     /// creates with each client to wake its own loop. The pair is taken away again where the
-    /// library's version is known (1.6, 2.0: see `ClientCore`), but counted all the same.
+    /// library's version is known (1.6, 2.0: see `SocketPair`), but counted all the same.
     public static let perClient = 3
 
     /// How many clients fit under the current limit, keeping `reserve` descriptors for the rest.

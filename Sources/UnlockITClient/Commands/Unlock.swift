@@ -76,7 +76,6 @@ struct Unlock: AsyncParsableCommand {
     }
 }
 
-/// What a lock id looks like, to tell it from a room name.
 struct Access: AsyncParsableCommand {
     static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.access.abstract")) }
 
