@@ -53,6 +53,14 @@ final class ClientCore: @unchecked Sendable {
         onEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void
     ) throws(MQTTError) {
         MosquittoLibrary.ensureInitialised()
+        // What libmosquitto's connect refuses, refused here: otherwise the client would retry a
+        // connect that cannot succeed, for ever, saying only "Invalid arguments provided."
+        guard configuration.keepAlive == 0 || (5...65535).contains(configuration.keepAlive) else {
+            throw .library(MOSQ_ERR_INVAL.rawValue, "the keep-alive must be 0 (none) or 5–65535 seconds, not \(configuration.keepAlive)")
+        }
+        guard (1...65535).contains(configuration.port) else {
+            throw .library(MOSQ_ERR_INVAL.rawValue, "the broker's port must be 1–65535, not \(configuration.port)")
+        }
         guard let mosq = mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
             throw .library(MOSQ_ERR_NOMEM.rawValue, "mosquitto_new failed")
         }

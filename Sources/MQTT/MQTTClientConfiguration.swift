@@ -5,7 +5,8 @@ public struct MQTTClientConfiguration: Sendable {
     public var clientID: String
     public var username: String?
     public var password: String?
-    /// Seconds between keep-alive pings; a silent broker is detected after 1.5 × this.
+    /// Seconds between keep-alive pings; a silent broker is detected after 1.5 × this. 0 (none) or
+    /// 5–65535, as libmosquitto takes it; a client is not made with another.
     public var keepAlive: Int32
     /// A clean session: the broker keeps nothing for this client while it is away.
     public var cleanSession: Bool

@@ -114,6 +114,20 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("A keep-alive or port libmosquitto would refuse at every connect is refused when the client is made")
+    func whatCannotConnectIsRefusedAtOnce() async throws {
+        func make(keepAlive: Int32 = 10, port: Int = 1883) throws(MQTTError) -> MQTTClient {
+            try MQTTClient(configuration: MQTTClientConfiguration(host: "127.0.0.1", port: port, clientID: "refused", keepAlive: keepAlive))
+        }
+        for keepAlive: Int32 in [1, 4, 65536, -1] {
+            #expect(throws: MQTTError.self, "keep-alive \(keepAlive)") { _ = try make(keepAlive: keepAlive) }
+        }
+        for port in [0, 65536] {
+            #expect(throws: MQTTError.self, "port \(port)") { _ = try make(port: port) }
+        }
+        for keepAlive: Int32 in [0, 5, 65535] { try await make(keepAlive: keepAlive).shutdown() }
+    }
+
     @Test func publishingWhileDisconnectedFailsAtOnce() async throws {
         try await Fixture.with { fixture in
             let client = try fixture.client("lonely")
