@@ -113,16 +113,17 @@ struct UnlockITBench: AsyncParsableCommand {
         say("unlocking at concurrency 1, in rounds alternating with the floor's round trips")
         let rounds = 5
         var floorSamples = Samples()
-        var single = UnlockLoad.Run()
-        let beforeSingle = try await site.openings()
-        for _ in 0..<rounds {
-            floorSamples.add(try await floorLink.latency(roundTrips: (smoke ? 200 : 3000) / rounds))
-            let run = await load.closedLoop(concurrency: 1, duration: runDuration / rounds)
-            single.merge(run)
-            single.seconds += run.seconds
+        let single = try await checkingOpenings(site) {
+            var single = UnlockLoad.Run()
+            for _ in 0..<rounds {
+                floorSamples.add(try await floorLink.latency(roundTrips: (smoke ? 200 : 3000) / rounds))
+                let run = await load.closedLoop(concurrency: 1, duration: runDuration / rounds)
+                single.merge(run)
+                single.seconds += run.seconds
+            }
+            return single
         }
         await floorLink.close()
-        try await checkOpenings(site, before: beforeSingle, granted: single.granted)
         let floorResult = MQTTFloor.Result(
             roundTripP50Ms: floorSamples.p50.milliseconds, roundTripP99Ms: floorSamples.p99.milliseconds, pairsPerSecond: floorPairsPerSecond)
         var unlocks = [Report.Latency(concurrency: 1, single)]
@@ -130,11 +131,12 @@ struct UnlockITBench: AsyncParsableCommand {
         var cpuAt64: CPUSplit?
         for concurrency in [16, 64] {
             say("unlocking at concurrency \(concurrency)")
-            let before = try await site.openings()
-            let cpuBefore = CPUSplit.Reading(site)
-            let run = await load.closedLoop(concurrency: concurrency, duration: runDuration)
-            if concurrency == 64 { cpuAt64 = CPUSplit(from: cpuBefore, to: CPUSplit.Reading(site), unlocks: run.samples.count) }
-            try await checkOpenings(site, before: before, granted: run.granted)
+            let run = try await checkingOpenings(site) {
+                let cpuBefore = CPUSplit.Reading(site)
+                let run = await load.closedLoop(concurrency: concurrency, duration: runDuration)
+                if concurrency == 64 { cpuAt64 = CPUSplit(from: cpuBefore, to: CPUSplit.Reading(site), unlocks: run.samples.count) }
+                return run
+            }
             unlocks.append(Report.Latency(concurrency: concurrency, run))
             plotted.append(("unlock, concurrency \(concurrency)", run.samples))
         }
@@ -155,15 +157,17 @@ struct UnlockITBench: AsyncParsableCommand {
         }
 
         say("unlocking at concurrency 16 while \(Int(signInsPerSecond)) sign-ins per second are offered")
-        let beforeInterfered = try await site.openings()
-        async let signInRun = load.signInLoad(perSecond: signInsPerSecond, duration: runDuration)
-        let interfered = await load.closedLoop(concurrency: 16, duration: runDuration)
-        let signIns = await signInRun
+        var signIns = UnlockLoad.SignIns()
+        let interfered = try await checkingOpenings(site) {
+            async let signInRun = load.signInLoad(perSecond: signInsPerSecond, duration: runDuration)
+            let interfered = await load.closedLoop(concurrency: 16, duration: runDuration)
+            signIns = await signInRun
+            return interfered
+        }
         guard signIns.failed == 0 else { throw HarnessError("\(signIns.failed) sign-ins failed during the sign-in load") }
         // The server signs in what bcrypt can take and turns the rest away at once: the load is
         // real only if it kept bcrypt busy, some sign-ins through.
         guard signIns.succeeded > 0 else { throw HarnessError("no sign-in succeeded during the sign-in load") }
-        try await checkOpenings(site, before: beforeInterfered, granted: interfered.granted)
         try await Task.sleep(for: .seconds(smoke ? 0.2 : 3))  // let the queued hashes drain
 
         var trials: [Report.Sustained] = []
@@ -191,9 +195,7 @@ struct UnlockITBench: AsyncParsableCommand {
                 }
                 sustained = hold
                 say("64 clients at half that rate")
-                let beforePaced = try await site.openings()
-                let run = await load.openLoop(rate: rate / 2, duration: runDuration, connections: 64)
-                try await checkOpenings(site, before: beforePaced, granted: run.granted)
+                let run = try await checkingOpenings(site) { await load.openLoop(rate: rate / 2, duration: runDuration, connections: 64) }
                 paced = Report.Latency(concurrency: 64, run)
                 break
             }
@@ -261,10 +263,13 @@ struct UnlockITBench: AsyncParsableCommand {
             slowestMsBySecond: (0..<((run.slowestBySecond.keys.max() ?? -1) + 1)).map { run.slowestBySecond[$0]?.milliseconds ?? 0 })
     }
 
-    /// Every grant the clients saw opened a relay exactly once.
-    func checkOpenings(_ site: BenchSite, before: Int, granted: Int) async throws {
-        let after = try await settledOpenings(site, expectedAtLeast: before + granted)
-        guard after - before == granted else { throw HarnessError("the locks opened \(after - before) times for \(granted) grants") }
+    /// Runs `body`'s unlocks, then checks that every grant its clients saw opened a relay exactly once.
+    func checkingOpenings(_ site: BenchSite, _ body: () async throws -> LoadRun) async throws -> LoadRun {
+        let before = try await site.openings()
+        let run = try await body()
+        let after = try await settledOpenings(site, expectedAtLeast: before + run.granted)
+        guard after - before == run.granted else { throw HarnessError("the locks opened \(after - before) times for \(run.granted) grants") }
+        return run
     }
 
     /// The fleet's opening count once it has caught up with the grants the clients saw.
