@@ -7,6 +7,18 @@ import Testing
 /// How many packets a turn of the event loop reads from one socket.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct MQTTBurstReadTests {
+    /// Runs `body` once `loop` is held up (its thread sleeps for half a second), so that what
+    /// `body` sends waits in the receivers' sockets for the loop's next turns.
+    static func whileHeldUp(_ loop: MQTTEventLoop, _ body: () throws -> Void) async throws {
+        let holding = LockedBox(false)
+        loop.schedule(after: .zero) {
+            holding.set(true)
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        try await Network.waitUntil("the loop to be held up") { holding.get() }
+        try body()
+    }
+
     /// 100 messages wait in the sockets of two receivers on one loop while the loop is held up. The
     /// receiver that reads in bursts takes them in two turns (at most 64 packets a turn), the other
     /// one per turn.
@@ -34,14 +46,10 @@ struct MQTTBurstReadTests {
             try await Task.sleep(for: .milliseconds(300))  // the subscriptions' SUBACKs
 
             // Hold the loop up while every message reaches both receivers' sockets.
-            let holding = LockedBox(false)
-            loop.schedule(after: .zero) {
-                holding.set(true)
-                Thread.sleep(forTimeInterval: 0.5)
-            }
-            try await Network.waitUntil("the loop to be held up") { holding.get() }
-            for index in 0..<count {
-                try sender.publish(topic: "test/burst/\(index)", payload: Array("\(index)".utf8), qos: .atMostOnce)
+            try await Self.whileHeldUp(loop) {
+                for index in 0..<count {
+                    try sender.publish(topic: "test/burst/\(index)", payload: Array("\(index)".utf8), qos: .atMostOnce)
+                }
             }
             try await Network.waitUntil("every message to arrive") {
                 let seen = turns.get()
@@ -83,14 +91,10 @@ struct MQTTBurstReadTests {
             for index in 0..<500 { try receiver.publish(topic: "test/warm-up", payload: Array("\(index)".utf8), qos: .atMostOnce) }
             try await Task.sleep(for: .milliseconds(300))  // the SUBACK, and the warm-up written out
 
-            let holding = LockedBox(false)
-            loop.schedule(after: .zero) {
-                holding.set(true)
-                Thread.sleep(forTimeInterval: 0.5)
-            }
-            try await Network.waitUntil("the loop to be held up") { holding.get() }
-            for index in 0..<count {
-                try sender.publish(topic: "test/answer/\(index)", payload: Array("\(index)".utf8), qos: .atMostOnce)
+            try await Self.whileHeldUp(loop) {
+                for index in 0..<count {
+                    try sender.publish(topic: "test/answer/\(index)", payload: Array("\(index)".utf8), qos: .atMostOnce)
+                }
             }
             try await Network.waitUntil("every message to arrive") { turns.get().count == count }
             let seen = turns.get()
