@@ -9,7 +9,8 @@ extension SQLiteStore {
             if let verifiedHash, record.passwordHash != verifiedHash { throw StoreError.credentialsChanged }
             guard record.enabled else { throw StoreError.userDisabled }
             if let idToken {
-                // The digest is the table's key: a second insert fails the whole transaction, session too.
+                // The digest is the table's key: a token recorded before inserts nothing, and the
+                // throw rolls the whole transaction back, session and all.
                 try db.execute(
                     sql: #"INSERT INTO "spentIDToken" (digest, keptUntil) VALUES (?, ?) ON CONFLICT DO NOTHING"#,
                     arguments: [Data(idToken.digest), idToken.keptUntil])
