@@ -17,10 +17,10 @@ public enum FileDescriptorLimit {
         }
     }
 
-    /// What one client of this module may hold open: its socket, and the socket pair libmosquitto
-    /// creates with each client to wake its own loop. The pair is taken away again where the
-    /// library's version is known (1.6, 2.0: see `SocketPair`), but counted all the same.
-    public static let perClient = 3
+    /// What one client of this module holds open: its socket, and the socket pair libmosquitto
+    /// creates with each client to wake its own loop unless `SocketPair` may take it away, as it
+    /// may from the versions it knows (1.6, 2.0), checked once in this process.
+    public static let perClient = SocketPair.isDetachable ? 1 : 3
 
     /// How many clients fit under the current limit, keeping `reserve` descriptors for the rest.
     public static func clientCapacity(reserve: Int = 256) -> Int { max(0, (current - reserve) / perClient) }

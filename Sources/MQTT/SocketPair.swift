@@ -32,6 +32,15 @@ enum SocketPair {
         return true
     }
 
+    /// Whether this process's libmosquitto lets `detach` take the pair away, found once on a client
+    /// made for the purpose. Where it does, a client of this module holds one descriptor, its socket.
+    static let isDetachable: Bool = {
+        MosquittoLibrary.ensureInitialised()
+        guard let mosq = mosquitto_new("socket-pair-probe", true, nil) else { return false }
+        defer { mosquitto_destroy(mosq) }
+        return detach(from: mosq)
+    }()
+
     private static func isUnixStream(_ fd: Int32) -> Bool {
         func option(_ name: Int32) -> Int32? {
             var value: Int32 = 0

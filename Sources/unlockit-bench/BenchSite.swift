@@ -90,8 +90,9 @@ final class BenchSite: Sendable {
             credentials.withLock { $0[label.id] = password }
         }
         let registrationSeconds = registeredAt.duration(to: .now).seconds
-        // Each libmosquitto client holds three descriptors; where the limit is lower than a whole
-        // fleet needs (20,000 here: about 6,500 locks), the fleet is split over several processes.
+        // A lock holds one descriptor (three where libmosquitto's socket pair stays: see
+        // `FileDescriptorLimit.perClient`); where the limit is lower than a whole fleet needs, the
+        // fleet is split over several processes.
         let perFleet = max(1, FileDescriptorLimit.clientCapacity())
         let lines = credentials.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)\t\($0.value)\n" }
         let shards = stride(from: 0, to: lines.count, by: perFleet).map { lines[$0..<min($0 + perFleet, lines.count)] }
