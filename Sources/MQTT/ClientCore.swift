@@ -45,7 +45,7 @@ final class ClientCore: @unchecked Sendable {
     /// When libmosquitto's keep-alive bookkeeping (`mosquitto_loop_misc`) is next due for this client.
     var loopNextMisc = ContinuousClock.now
     var loopSubscribeWaiters: [Int32: (topic: String, continuation: CheckedContinuation<Void, any Error>?)] = [:]
-    var loopStopWaiters: [CheckedContinuation<Void, Never>] = []
+    var loopStopWaiters: [@Sendable () -> Void] = []
 
     init(
         configuration: MQTTClientConfiguration, logger: Logger,

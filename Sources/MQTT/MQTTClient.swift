@@ -149,8 +149,18 @@ public final class MQTTClient: Sendable {
         let core = self.core
         let loop = self.loop
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.submit(.stop(core, continuation))
+            loop.submit(.stop(core, done: { continuation.resume() }))
         }
         if ownsLoop { await loop.shutdown() }
+    }
+
+    /// A client dropped without ``shutdown()`` stops all the same, without anyone waiting: it says
+    /// goodbye to the broker as `shutdown` does, and a loop of its own ends after that. Otherwise
+    /// the loop would keep its connection (and its thread) for the life of the process.
+    deinit {
+        guard !core.stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        let loop = self.loop
+        let ownsLoop = self.ownsLoop
+        loop.submit(.stop(core, done: { if ownsLoop { loop.stopRunning() } }))
     }
 }

@@ -17,7 +17,8 @@ public final class MQTTEventLoop: Sendable {
         case add(ClientCore)
         case resolved(ClientCore, HostResolver.Answer)
         case subscribe(ClientCore, String, CheckedContinuation<Void, any Error>)
-        case stop(ClientCore, CheckedContinuation<Void, Never>)
+        /// Stops a client; `done` runs on the loop thread once it has stopped (or at once, when the loop has exited).
+        case stop(ClientCore, done: @Sendable () -> Void)
     }
 
     private struct Inbox {
@@ -90,7 +91,7 @@ public final class MQTTEventLoop: Sendable {
     /// dropped. Without this a second `shutdown()`, or a `subscribe` after one, would wait for ever.
     private static func refuse(_ command: Command) {
         switch command {
-        case .stop(_, let continuation): continuation.resume()
+        case .stop(_, let done): done()
         case .subscribe(_, _, let continuation): continuation.resume(throwing: MQTTError.shutDown)
         case .timer, .add, .resolved: break
         }
@@ -115,8 +116,7 @@ public final class MQTTEventLoop: Sendable {
 
     /// Stops the thread. Clients still attached are disconnected without ceremony.
     public func shutdown() async {
-        running.store(false, ordering: .sequentiallyConsistent)
-        epoll.wake()
+        stopRunning()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = exited.withLock { state -> Bool in
                 if state.done { return true }
@@ -125,6 +125,12 @@ public final class MQTTEventLoop: Sendable {
             }
             if done { continuation.resume() }
         }
+    }
+
+    /// Tells the thread to exit after its current turn, without waiting for it (see ``shutdown()``).
+    func stopRunning() {
+        running.store(false, ordering: .sequentiallyConsistent)
+        epoll.wake()
     }
 
     // MARK: - The loop thread
@@ -283,8 +289,8 @@ public final class MQTTEventLoop: Sendable {
                 connect(core, to: answer, state)
             case .subscribe(let core, let topic, let continuation):
                 subscribe(core, topic: topic, continuation: continuation, state)
-            case .stop(let core, let continuation):
-                stop(core, continuation: continuation, state)
+            case .stop(let core, let done):
+                stop(core, done: done, state)
             }
         }
     }
@@ -446,8 +452,8 @@ public final class MQTTEventLoop: Sendable {
         afterIO(core, state)
     }
 
-    private func stop(_ core: ClientCore, continuation: CheckedContinuation<Void, Never>, _ state: State) {
-        core.loopStopWaiters.append(continuation)
+    private func stop(_ core: ClientCore, done: @escaping @Sendable () -> Void, _ state: State) {
+        core.loopStopWaiters.append(done)
         switch core.loopPhase {
         case .stopped:
             finishStop(core, state)
@@ -502,6 +508,6 @@ public final class MQTTEventLoop: Sendable {
         state.clients[ObjectIdentifier(core)] = nil
         let waiters = core.loopStopWaiters
         core.loopStopWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter() }
     }
 }

@@ -366,4 +366,45 @@ struct MQTTClientTests {
         withExtendedLifetime(client) {}
         await loop.shutdown()
     }
+
+    /// The threads of this process whose kernel name starts with `prefix`.
+    static func threads(named prefix: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return name.hasPrefix(prefix)
+        }.count
+    }
+
+    @Test("A client dropped without a shutdown closes its connection, and a loop of its own ends")
+    func aDroppedClientStops() async throws {
+        let listener = try Network.listener()
+        defer { close(listener.fd) }
+        let shared = MQTTEventLoop(name: "drops")
+        // One client on a loop of its own (its thread is named after the client id), one on a shared loop.
+        var inodes: [String] = []
+        var peers: [Int32] = []
+        do {
+            let own = try MQTTClient(configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: "dropown"))
+            let onShared = try MQTTClient(
+                configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: "dropshared"), loop: shared)
+            own.start()
+            onShared.start()
+            for id in ["dropown", "dropshared"] {
+                let peer = try #require(TCPPeer.accept(listener.fd, from: id, timeout: .seconds(5)))
+                peers.append(peer)
+                inodes.append(try #require(TCPPeer.inode(ofClientOf: peer)))
+            }
+            #expect(inodes.allSatisfy { TCPPeer.processHolds(socket: $0) })
+            #expect(Self.threads(named: "mqtt-dropown") == 1)
+        }
+        defer { for peer in peers { close(peer) } }
+        try await Network.waitUntil("the dropped clients' sockets to be closed", timeout: .seconds(5)) {
+            !inodes.contains { TCPPeer.processHolds(socket: $0) }
+        }
+        try await Network.waitUntil("the dropped client's own loop to end", timeout: .seconds(5)) {
+            Self.threads(named: "mqtt-dropown") == 0
+        }
+        await shared.shutdown()
+    }
 }
