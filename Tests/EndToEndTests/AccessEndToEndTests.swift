@@ -68,13 +68,16 @@ struct AccessEndToEndTests {
         }
     }
 
-    @Test("A retired lock can no longer connect or open")
+    @Test("A retired lock can no longer connect or open, and its retained status is cleared")
     func retiredLock() async throws {
         try await Site.with(requiredLevel: 0) { site in
+            try await site.addSuperuserAccount()
             let (lock, password) = try await site.activeLock("lock-retired")
             #expect(try await site.unlock(lock.id).status == 200)
+            #expect(try await site.retainedStatus(of: lock.id) != nil)
             let retired = try await site.api.post("/api/v1/locks/\(lock.id)/retire", token: site.admin)
             #expect(retired.string("state") == "retired")
+            #expect(try await site.retainedStatus(of: lock.id) == nil)
             let after = try await site.unlock(lock.id)
             #expect(after.status == 403)
             #expect(after.string("reason") == "lock_inactive")

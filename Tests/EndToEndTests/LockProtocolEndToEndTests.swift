@@ -361,9 +361,11 @@ struct LockProtocolEndToEndTests {
     @Test("A new broker password: the lock is disconnected, the old password refused, the key kept; a lost registration recovers")
     func newBrokerPassword() async throws {
         try await Site.with() { site in
+            try await site.addSuperuserAccount()
             let (lock, oldPassword) = try await site.activeLock("lock-new-password")
             try await site.authorizeAdmin()
             #expect(try await site.unlock(lock.id).status == 200)
+            #expect(try await site.retainedStatus(of: lock.id).map { try LockStatus.decode($0).online } == true)
 
             let reply = try await site.api.post("/api/v1/locks/\(lock.id)/broker-password", token: site.admin)
             #expect(reply.status == 200, "\(reply)")
@@ -378,6 +380,9 @@ struct LockProtocolEndToEndTests {
             try await lock.process!.waitForLine(containing: "lost the broker")
             try await site.waitUntilOnline(lock.id, false)
             #expect(try await site.unlock(lock.id).code == "lock_offline")
+            // The server wrote the offline status the will would have, so that the broker's retained
+            // status does not tell a restarted or reconnected server the lock is there.
+            #expect(try await site.retainedStatus(of: lock.id).map { try LockStatus.decode($0) } == LockStatus(online: false))
             let refusals = LockedBox<[MQTTConnectionEvent]>([])
             let old = try MQTTClient(
                 configuration: MQTTClientConfiguration(
@@ -459,6 +464,30 @@ struct LockProtocolEndToEndTests {
             #expect(reply.status == 503 || reply.status == 504)
             #expect(["lock_offline", "lock_timeout"].contains(reply.code ?? ""))
             #expect(elapsed < .seconds(3.5))
+        }
+    }
+
+    @Test("A server role an earlier version wrote (commands only) gets its status ACL at the next connect")
+    func serverRoleRepaired() async throws {
+        try await Site.with() { site in
+            try await site.addSuperuserAccount()
+            let statuses = "unlockit/v1/locks/+/status"
+            #expect(try await site.broker.dynsec(["getRole", "unlockit-server"]).contains(statuses))
+            _ = try await site.broker.dynsec(["removeRoleACL", "unlockit-server", "publishClientSend", statuses])
+            // mosquitto disconnects the role's clients when it changes, and the server's next connect
+            // puts the ACL back; a restart of the broker makes sure there is a next connect.
+            try await site.broker.restart(downtime: .zero)
+            try await site.server.waitUntilHealthy(timeout: .seconds(20))
+            try await Network.waitUntil("the status ACL back", timeout: .seconds(20)) {
+                try await site.broker.dynsec(["getRole", "unlockit-server"]).contains(statuses)
+            }
+            #expect(!site.server.process.lines(containing: "addRoleACL").isEmpty)
+            // With it, a new broker password leaves the lock's retained status offline.
+            let (lock, _) = try await site.activeLock("lock-repaired")
+            try await site.server.waitUntilHealthy(timeout: .seconds(20))
+            #expect(try await site.api.post("/api/v1/locks/\(lock.id)/broker-password", token: site.admin).status == 200)
+            try await site.waitUntilOnline(lock.id, false)
+            #expect(try await site.retainedStatus(of: lock.id).map { try LockStatus.decode($0).online } == false)
         }
     }
 

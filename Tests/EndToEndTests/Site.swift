@@ -109,6 +109,25 @@ struct Site {
         return client
     }
 
+    /// The lock's retained status as a new subscriber gets it from the broker, `nil` for none
+    /// (``addSuperuserAccount()`` first). A probe message sent after the subscription is answered
+    /// comes after any retained message on the same connection, so "none" needs no waiting.
+    func retainedStatus(of lock: String) async throws -> [UInt8]? {
+        let watcher = try await superuser("retained")
+        let probe = "test/probe/\(UUID().uuidString)"
+        let status = "unlockit/v1/locks/\(lock)/status"
+        try await watcher.subscribe(probe)
+        try await watcher.subscribe(status)
+        try watcher.publish(topic: probe, payload: Array("probe".utf8))
+        var found: [UInt8]?
+        for await message in watcher.messages {
+            if message.topic == probe { break }
+            if message.topic == status { found = message.payload }
+        }
+        await watcher.shutdown()
+        return found
+    }
+
     func shutdown() async {
         await server.stop()
         await broker.stop()

@@ -26,10 +26,9 @@ import Testing
         let roles = try #require(root["roles"] as? [[String: Any]])
         let role = try #require(roles.first { $0["rolename"] as? String == BrokerAccounts.serverRole })
         let acls = try #require(role["acls"] as? [[String: Any]])
-        #expect(acls.count == 1)
-        #expect(acls.first?["acltype"] as? String == "publishClientSend")
-        #expect(acls.first?["topic"] as? String == Topics.allCommands)
-        #expect(acls.first?["allow"] as? Bool == true)
+        #expect(acls.count == 2)
+        #expect(acls.allSatisfy { $0["acltype"] as? String == "publishClientSend" && $0["allow"] as? Bool == true })
+        #expect(Set(acls.compactMap { $0["topic"] as? String }) == [Topics.allCommands, Topics.allStatuses])
 
         // Secrets stay private, and a second run keeps the password and the broker's accounts.
         let attributes = try FileManager.default.attributesOfItem(atPath: setup.dynamicSecurityPath)

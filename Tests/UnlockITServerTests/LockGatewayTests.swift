@@ -12,6 +12,7 @@ import UnlockITCore
 @Suite struct LockGatewayTests {
     final class FakeLink: CommandLink {
         private let sent = Mutex<[(topic: String, payload: [UInt8])]>([])
+        private let retainedMessages = Mutex<[(topic: String, payload: [UInt8], qos: QoS)]>([])
         var isConnected: Bool { true }
 
         /// When set, handing a `respond` to the broker takes this many seconds (a busy connection).
@@ -22,7 +23,11 @@ import UnlockITCore
                 Thread.sleep(forTimeInterval: delay)
             }
             sent.withLock { $0.append((topic, payload)) }
+            if retain { retainedMessages.withLock { $0.append((topic, payload, qos)) } }
         }
+
+        /// The retained messages published so far.
+        var retained: [(topic: String, payload: [UInt8], qos: QoS)] { retainedMessages.withLock { $0 } }
 
         var commands: [Command] { sent.withLock { $0.compactMap { try? Command.decode($0.payload) } } }
 
@@ -233,6 +238,24 @@ import UnlockITCore
         gateway.brokerDisconnected(unseen)
         #expect(gateway.presence(of: unseen) == nil)
         #expect(await gateway.unlock(unseen, key: key) == .lockOffline)
+    }
+
+    @Test("The broker's disconnection writes the will's offline status; a retirement clears the status")
+    func retainedStatusAfterTheBrokerDisconnects() async throws {
+        let (gateway, link) = gateway(timeout: .seconds(10))
+        #expect(link.retained.isEmpty)
+        gateway.brokerDisconnected(lock)
+        let written = try #require(link.retained.last)
+        #expect(written.topic == Topics.status(lock) && written.qos == .atMostOnce)
+        #expect(try LockStatus.decode(written.payload) == LockStatus(online: false))
+
+        async let outcome = gateway.unlock(other, key: key)
+        _ = try await link.waitForCommand(1)
+        gateway.retired(other)
+        #expect(await outcome == .lockOffline)
+        let cleared = try #require(link.retained.last)
+        #expect(cleared.topic == Topics.status(other) && cleared.payload.isEmpty && cleared.qos == .atMostOnce)
+        #expect(link.retained.count == 2)
     }
 
     @Test func theLastWillEndsAnUnlockWaitingForItsTurnAtOnceToo() async throws {

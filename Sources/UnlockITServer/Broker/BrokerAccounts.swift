@@ -74,7 +74,16 @@ public final class BrokerAccounts: Sendable {
 
     struct ResponseData: Decodable, Sendable {
         struct Client: Decodable, Sendable { var roles: [RoleRef]? }
+        struct Role: Decodable, Sendable {
+            struct Entry: Decodable, Sendable {
+                var acltype: String
+                var topic: String
+                var allow: Bool
+            }
+            var acls: [Entry]?
+        }
         var client: Client?
+        var role: Role?
     }
 
     private struct Envelope: Decodable { var responses: [Response] }
@@ -172,30 +181,57 @@ public final class BrokerAccounts: Sendable {
         try Self.check(responses.filter { $0.error?.contains("not found") != true })
     }
 
-    /// What the server's role allows: publishing commands to every lock.
-    static let serverRoleACLs = [ACL(acltype: "publishClientSend", topic: Topics.allCommands, allow: true)]
+    /// What the server's role allows: publishing commands to every lock, and a lock's retained status
+    /// when the broker disconnected the lock without its last will (``LockGateway/brokerDisconnected(_:)``).
+    static let serverRoleACLs = [
+        ACL(acltype: "publishClientSend", topic: Topics.allCommands, allow: true),
+        ACL(acltype: "publishClientSend", topic: Topics.allStatuses, allow: true),
+    ]
 
-    /// Gives the server's own account the right to send commands to every lock. `broker-setup` writes
-    /// the role into a new site's configuration; this repairs a broker set up another way. Idempotent:
-    /// it looks first, because mosquitto 2.0 kicks a client whose roles change and answers that
-    /// addClientRole with "Internal error" (the role is added; the next connect finds it).
+    /// Gives the server's own account its role, with every ACL of ``serverRoleACLs``. `broker-setup`
+    /// writes the role into a new site's configuration; this repairs a broker set up another way, or
+    /// by an earlier version whose role had fewer ACLs. Idempotent: it looks first, because mosquitto
+    /// 2.0 kicks the clients of a role or client it changes, and answers addClientRole with "Internal
+    /// error" (the change is made; the next connect finds it).
     public func ensureServerRole(username: String) async throws {
         var getClient = Command(command: "getClient")
         getClient.username = username
-        let current = try await run([getClient])
-        try Self.check(current)
-        let roles = current.first?.data?.client?.roles ?? []
-        guard !roles.contains(where: { $0.rolename == Self.serverRole }) else { return }
+        var getRole = Command(command: "getRole")
+        getRole.rolename = Self.serverRole
+        let current = try await run([getClient, getRole])
+        guard current.count == 2 else { throw AccountError.refused(command: "getRole", error: "no answer") }
+        try Self.check([current[0]])
 
-        var createRole = Command(command: "createRole")
-        createRole.rolename = Self.serverRole
-        createRole.textname = "UnlockIT server"
-        createRole.acls = Self.serverRoleACLs
-        var addRole = Command(command: "addClientRole")
-        addRole.username = username
-        addRole.rolename = Self.serverRole
-        let responses = try await run([createRole, addRole])
-        try Self.check(responses.filter { $0.error != "Role already exists" })
+        var changes: [Command] = []
+        if current[1].error?.contains("not found") == true {
+            var createRole = Command(command: "createRole")
+            createRole.rolename = Self.serverRole
+            createRole.textname = "UnlockIT server"
+            createRole.acls = Self.serverRoleACLs
+            changes.append(createRole)
+        } else {
+            try Self.check([current[1]])
+            let present = current[1].data?.role?.acls ?? []
+            for acl in Self.serverRoleACLs
+            where !present.contains(where: { $0.acltype == acl.acltype && $0.topic == acl.topic && $0.allow == acl.allow }) {
+                var addACL = Command(command: "addRoleACL")
+                addACL.rolename = Self.serverRole
+                addACL.acltype = acl.acltype
+                addACL.topic = acl.topic
+                addACL.allow = acl.allow
+                addACL.priority = acl.priority
+                changes.append(addACL)
+            }
+        }
+        if !(current[0].data?.client?.roles ?? []).contains(where: { $0.rolename == Self.serverRole }) {
+            var addRole = Command(command: "addClientRole")
+            addRole.username = username
+            addRole.rolename = Self.serverRole
+            changes.append(addRole)
+        }
+        guard !changes.isEmpty else { return }
+        logger.info("giving the server's broker account its role", metadata: ["changes": "\(changes.map(\.command))"])
+        try Self.check(try await run(changes))
     }
 
     private static func check(_ responses: [Response]) throws {

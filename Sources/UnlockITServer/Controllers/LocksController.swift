@@ -185,6 +185,7 @@ struct LocksController {
             try await brokerFailed(.retireLock, by: admin, lock: id, room: lock.roomID, error: error, "could not delete the lock's broker account")
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not remove the lock's account")
         }
+        services.gateway.retired(id)
         try await services.store.retireLock(
             id, in: admin.companyID, at: services.clock.now(),
             audit: services.audit(.retireLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))

@@ -96,9 +96,31 @@ public final class LockGateway: Sendable {
 
     /// The broker disconnected the lock on the server's behalf (its password changed). mosquitto does
     /// that without the lock's last will, so no offline status comes: the lock is offline from here
-    /// until its next status says otherwise.
+    /// until its next status says otherwise. The server writes the will's offline status itself, so
+    /// that the retained status does not say online to whoever reads it next (this server, after a
+    /// restart or a reconnect, among them).
     public func brokerDisconnected(_ lock: LockID) {
         took(lock, online: false, changed: presence.disconnected(lock, now: Date()))
+        retainStatus(of: lock, LockStatus(online: false).encoded())
+    }
+
+    /// The lock was retired and its broker account deleted, which disconnects it without its will.
+    /// Its waiting exchanges end as offline, and its retained status is cleared (an empty retained
+    /// message), since the lock will never write one again.
+    public func retired(_ lock: LockID) {
+        took(lock, online: false, changed: presence.disconnected(lock, now: Date()))
+        retainStatus(of: lock, [])
+    }
+
+    /// Writes (or, empty, clears) the lock's retained status. At QoS 0: sent again after a reconnect,
+    /// as QoS 1 would be, a stale offline status could land after the lock's own online one.
+    /// Lost, it leaves what the broker had before, which the lock's next status replaces.
+    private func retainStatus(of lock: LockID, _ payload: [UInt8]) {
+        do {
+            try link.publish(topic: Topics.status(lock), payload: payload, qos: .atMostOnce, retain: true)
+        } catch {
+            logger.warning("could not write the lock's retained status", metadata: ["lock": "\(lock)", "error": "\(error)"])
+        }
     }
 
     /// After the presence tracker took in a lock's presence (from its status, or as the server knows
