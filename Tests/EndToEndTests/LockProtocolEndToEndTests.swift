@@ -467,7 +467,7 @@ struct LockProtocolEndToEndTests {
         }
     }
 
-    @Test("A server role an earlier version wrote (commands only) gets its status ACL at the next connect")
+    @Test("The server's broker role is repaired at the next connect: an earlier version's (no status ACL), and none at all")
     func serverRoleRepaired() async throws {
         try await Site.with() { site in
             try await site.addSuperuserAccount()
@@ -482,6 +482,17 @@ struct LockProtocolEndToEndTests {
                 try await site.broker.dynsec(["getRole", "unlockit-server"]).contains(statuses)
             }
             #expect(!site.server.process.lines(containing: "addRoleACL").isEmpty)
+
+            // A broker without the role at all (set up by hand): made, with both ACLs, and given to the server.
+            _ = try await site.broker.dynsec(["deleteRole", "unlockit-server"])
+            try await site.broker.restart(downtime: .zero)
+            try await site.server.waitUntilHealthy(timeout: .seconds(20))
+            try await Network.waitUntil("the role made again", timeout: .seconds(20)) {
+                let role = (try? await site.broker.dynsec(["getRole", "unlockit-server"])) ?? ""
+                return role.contains(statuses) && role.contains("unlockit/v1/locks/+/cmd")
+            }
+            #expect(try await site.broker.dynsec(["getClient", site.broker.serverUsername]).contains("unlockit-server (priority"))
+            #expect(!site.server.process.lines(containing: "createRole").isEmpty)
             // With it, a new broker password leaves the lock's retained status offline.
             let (lock, _) = try await site.activeLock("lock-repaired")
             try await site.server.waitUntilHealthy(timeout: .seconds(20))
