@@ -397,6 +397,8 @@ struct MQTTClientTests {
             }
             #expect(inodes.allSatisfy { TCPPeer.processHolds(socket: $0) })
             #expect(Self.threads(named: "mqtt-dropown") == 1)
+            // Dropped here, at the end of this scope, and not earlier after their last use.
+            withExtendedLifetime((own, onShared)) {}
         }
         defer { for peer in peers { close(peer) } }
         try await Network.waitUntil("the dropped clients' sockets to be closed", timeout: .seconds(5)) {
