@@ -3,8 +3,10 @@ import GRDB
 import UnlockITCore
 
 extension SQLiteStore {
-    public func createSession(_ session: Session, verifiedHash: String?, spending idToken: SpentIDToken?) async throws -> User {
-        try write { db in
+    public func createSession(
+        _ session: Session, verifiedHash: String?, spending idToken: SpentIDToken?, audit: (@Sendable (User) -> AuditEvent)?
+    ) async throws -> User {
+        try await auditedWrite { db in
             guard let record = try UserRecord.fetchOne(db, key: session.userID.rawValue) else { throw StoreError.credentialsChanged }
             if let verifiedHash, record.passwordHash != verifiedHash { throw StoreError.credentialsChanged }
             guard record.enabled else { throw StoreError.userDisabled }
@@ -17,6 +19,7 @@ extension SQLiteStore {
                 guard db.changesCount == 1 else { throw StoreError.idTokenSpent }
             }
             try SessionRecord(session).insert(db)
+            if let audit { try insertAudit(audit(record.user), db) }
             return record.user
         }
     }
@@ -44,10 +47,11 @@ extension SQLiteStore {
         }
     }
 
-    public func revokeSession(tokenHash: [UInt8], at: Date) async throws {
-        try write { db in
+    public func revokeSession(tokenHash: [UInt8], at: Date, audit: AuditEvent?) async throws {
+        try await auditedWrite { db in
             try db.execute(
                 sql: #"UPDATE "session" SET revokedAt = ? WHERE tokenHash = ? AND revokedAt IS NULL"#, arguments: [at, Data(tokenHash)])
+            if let audit { try insertAudit(audit, db) }
         }
     }
 

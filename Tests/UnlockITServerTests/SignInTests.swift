@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GRDB
 import HTTPTypes
 import SiteHarness
 import Testing
@@ -128,6 +129,47 @@ struct SignInTests {
             #expect(wrong.body == malformed.body)
             #expect(wrong.code == "invalid_credentials")
             #expect(wrong.contentType == "application/problem+json")
+        }
+    }
+
+    @Test("A sign-in or sign-out whose audit event cannot be written changes nothing: no session, no revocation")
+    func signInAndOutCommitWithTheirEvents() async throws {
+        let harness = try Harness()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let token = try await api.session("admin@acme.test", initial, newPassword: "the password one")
+            // The database refuses one action's audit events, as a failing disk would.
+            let database = try DatabaseQueue(path: harness.configuration.databasePath)
+            func refuse(_ action: String?) throws {
+                try database.write { db in
+                    try db.execute(sql: "DROP TRIGGER IF EXISTS refuseAudit")
+                    guard let action else { return }
+                    try db.execute(
+                        sql: """
+                            CREATE TRIGGER refuseAudit BEFORE INSERT ON auditEvent WHEN NEW.action = '\(action)'
+                            BEGIN SELECT RAISE(ABORT, 'injected by the test'); END
+                            """)
+                }
+            }
+            func sessions() throws -> Int { try database.read { db in try Int.fetchOne(db, sql: #"SELECT count(*) FROM "session""#) ?? 0 } }
+
+            let before = try sessions()
+            try refuse("sign_in")
+            let refused = try await api.signIn("admin@acme.test", "the password one")
+            #expect(refused.status == 500, "\(refused)")
+            #expect(refused.string("token") == nil)
+            #expect(try sessions() == before)
+
+            try refuse("sign_out")
+            #expect(try await api.post("/api/v1/auth/sign-out", token).status == 500)
+            #expect(try await api.get("/api/v1/me", token).status == 200)
+
+            try refuse(nil)
+            #expect(try await api.post("/api/v1/auth/sign-out", token).status == 204)
+            #expect(try await api.get("/api/v1/me", token).status == 401)
+            let other = try await api.session("admin@acme.test", "the password one")
+            let events = try await api.get("/api/v1/audit?action=sign_out", other)
+            #expect(events.items.count == 1)
         }
     }
 

@@ -87,11 +87,15 @@ public protocol Store: Sendable {
     /// was changed must not outlive the change. For an OpenID Connect sign-in, `spending` the ID
     /// token is recorded in the same transaction, and a token recorded before refuses the session
     /// (``StoreError/idTokenSpent``): of two sign-ins with one token, however close, one gets a session.
-    /// Returns the user as stored.
-    func createSession(_ session: Session, verifiedHash: String?, spending idToken: SpentIDToken?) async throws -> User
+    /// `audit`, given the user as stored, makes the sign-in's event, written in the same transaction:
+    /// no session without its event. Returns the user as stored.
+    func createSession(
+        _ session: Session, verifiedHash: String?, spending idToken: SpentIDToken?, audit: (@Sendable (User) -> AuditEvent)?
+    ) async throws -> User
     /// The session and its user, if the token hash is known (valid or not: the caller checks).
     func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)?
-    func revokeSession(tokenHash: [UInt8], at: Date) async throws
+    /// Revokes the session, writing `audit` (the sign-out's event) in the same transaction.
+    func revokeSession(tokenHash: [UInt8], at: Date, audit: AuditEvent?) async throws
     /// Deletes sessions that expired before `date` (they can never be used again); returns how many.
     func purgeSessions(expiredBefore date: Date) async throws -> Int
     /// Forgets spent ID tokens kept until before `date` (the verifier refuses them anyway); returns how many.
@@ -119,8 +123,13 @@ public protocol Store: Sendable {
 }
 
 extension Store {
-    /// A session for a sign-in that spends no ID token (a password's, or a test's).
-    public func createSession(_ session: Session, verifiedHash: String?) async throws -> User {
-        try await createSession(session, verifiedHash: verifiedHash, spending: nil)
+    /// A session without an audit event of its own (a test's, a benchmark's).
+    public func createSession(_ session: Session, verifiedHash: String?, spending idToken: SpentIDToken? = nil) async throws -> User {
+        try await createSession(session, verifiedHash: verifiedHash, spending: idToken, audit: nil)
+    }
+
+    /// A revocation without an audit event of its own (a test's).
+    public func revokeSession(tokenHash: [UInt8], at: Date) async throws {
+        try await revokeSession(tokenHash: tokenHash, at: at, audit: nil)
     }
 }

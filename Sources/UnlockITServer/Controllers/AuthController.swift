@@ -169,7 +169,10 @@ struct AuthController {
             expiresAt: now.addingTimeInterval(TimeInterval(services.tokenLifetime)))
         let user: User
         do {
-            user = try await services.store.createSession(session, verifiedHash: verifiedHash, spending: idToken)
+            // The sign-in's event commits with the session: no session without it.
+            user = try await services.store.createSession(session, verifiedHash: verifiedHash, spending: idToken) { [services] user in
+                services.audit(.signIn, by: user, company: user.companyID, reason: method, subject: user.id)
+            }
         } catch StoreError.userDisabled {
             try await refuseDisabled()
         } catch StoreError.idTokenSpent {
@@ -180,7 +183,6 @@ struct AuthController {
             services.metrics.signIn(outcome: "no_account")
             throw APIError.noAccount
         }
-        try await services.store.append(services.audit(.signIn, by: user, company: user.companyID, reason: method, subject: user.id))
         services.metrics.signIn(outcome: "success")
         return SignedIn(
             token: token, lifetime: services.tokenLifetime, expiresAt: session.expiresAt, mustChangePassword: user.mustChangePassword,
@@ -189,9 +191,10 @@ struct AuthController {
 
     @Sendable func signOut(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity(allowingDisabled: true)
-        try await services.store.revokeSession(tokenHash: identity.tokenHash, at: services.clock.now())
-        try await services.store.append(
-            services.audit(.signOut, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
+        // The sign-out's event commits with the revocation.
+        try await services.store.revokeSession(
+            tokenHash: identity.tokenHash, at: services.clock.now(),
+            audit: services.audit(.signOut, by: identity.user, company: identity.user.companyID, subject: identity.user.id))
         return .noContent
     }
 }
