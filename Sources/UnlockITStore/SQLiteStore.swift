@@ -129,7 +129,7 @@ public final class SQLiteStore: Store {
     }
 
     /// A write whose transaction records an audit event of its own (an admin change, a company's
-    /// creation). The events queued before it are committed first, so that the log's order, its
+    /// creation, a sign-in, a sign-out). The events queued before it are committed first, so that the log's order, its
     /// ids, is the order events were handed in: an unlock answered before an admin disabled its user
     /// comes before the disabling, not after it.
     func auditedWrite<T>(_ body: (Database) throws -> T) async throws -> T {

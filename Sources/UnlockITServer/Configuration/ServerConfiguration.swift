@@ -168,8 +168,6 @@ public struct ServerConfiguration: Sendable, Equatable {
         let settings: FileSettings
         do {
             settings = try JSONDecoder().decode(FileSettings.self, from: data)
-        } catch let error as ConfigurationError {
-            throw ConfigurationError("\(name): \(error)")
         } catch {
             throw ConfigurationError("\(name): \(error)")
         }
