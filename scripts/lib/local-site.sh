@@ -37,8 +37,14 @@ start_local_broker() {
         (echo >"/dev/tcp/127.0.0.1/$BROKER_PORT") 2>/dev/null && return 0
         sleep 0.1
     done
-    echo "mosquitto did not start on port $BROKER_PORT; its log: $STATE/broker/mosquitto.log" >&2
-    tail -n 20 "${MOSQUITTO_LOG:-$STATE/broker/mosquitto.log}" >&2 2>/dev/null || true
+    # Its own log file (log_dest), and where its output went if MOSQUITTO_LOG was set.
+    echo "mosquitto did not start on port $BROKER_PORT" >&2
+    local log
+    for log in "$STATE/broker/mosquitto.log" ${MOSQUITTO_LOG:+"$MOSQUITTO_LOG"}; do
+        [[ -s $log ]] || continue
+        echo "$log ends:" >&2
+        tail -n 20 "$log" >&2
+    done
     return 1
 }
 
