@@ -314,6 +314,50 @@ struct SignInTests {
         }
     }
 
+    @Test("A locked-out account's password changes are refused at once: a signed-in session cannot keep bcrypt busy")
+    func lockedOutPasswordChangesCostNoBcrypt() async throws {
+        // One hash at a time and no queue: a refusal that still ran bcrypt would find it busy (503).
+        let harness = try Harness {
+            $0.lockoutThreshold = 2; $0.lockoutSeconds = 600; $0.bcryptConcurrency = 1; $0.bcryptQueue = 0
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let token = try await api.session("admin@acme.test", initial, newPassword: "the right password 1")
+            func change(_ current: String) async throws -> API.Reply {
+                try await api.post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": "another new password 2"])
+            }
+            for _ in 0..<2 { #expect(try await change("a wrong guess 123").code == "wrong_password") }
+            let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for _ in 0..<10 { group.addTask { try await change("the right password 1") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(replies.map(\.code) == Array(repeating: "wrong_password", count: 10), "\(replies)")
+            let audit = try await api.get("/api/v1/audit?action=change_password&outcome=denied", token)
+            #expect(audit.items.filter { ($0["reason"] as? String) == "throttled" }.count == 10)
+        }
+    }
+
+    @Test("Password changes count against the client's sign-in rate: 429 before the current password is checked")
+    func passwordChangesShareTheClientLimit() async throws {
+        let harness = try Harness { $0.signInsPerClientPerMinute = 4 }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            // Two of the four: the sign-in and the first password change.
+            let token = try await api.session("admin@acme.test", initial, newPassword: "the right password 1")
+            func change(_ current: String) async throws -> API.Reply {
+                try await api.post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": "another new password 2"])
+            }
+            #expect(try await change("a wrong guess 123").code == "wrong_password")
+            #expect(try await api.signIn("admin@acme.test", "a wrong guess 456").status == 401)
+            let limited = try await change("the right password 1")
+            #expect(limited.status == 429 && limited.code == "too_many_requests", "\(limited)")
+            #expect(try await api.signIn("admin@acme.test", "the right password 1").status == 429)
+            // Not counted as a guess: nothing was checked.
+            let audit = try await api.get("/api/v1/audit?action=change_password&outcome=denied", token)
+            #expect(audit.items.count == 1)
+        }
+    }
+
     @Test("At most a set number of failed sign-ins per account per hour")
     func hourlyLimit() async throws {
         let harness = try Harness {

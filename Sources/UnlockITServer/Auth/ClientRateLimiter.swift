@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Sign-in attempts per client (``ClientAddress``): a bucket of `perMinute` attempts for each
+/// Password checks per client (``ClientAddress``; sign-ins and password changes): a bucket of `perMinute` attempts for each
 /// client, refilled at `perMinute` a minute. The per-account limits (``SignInLimiter``) stop
 /// guessing at one account; this stops one client from keeping bcrypt's queue full so that every
 /// other sign-in is turned away, and from spraying guesses across many accounts.

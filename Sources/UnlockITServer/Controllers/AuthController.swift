@@ -38,7 +38,7 @@ struct AuthController {
     }
 
     @Sendable func signIn(request: Request, context: AppContext) async throws -> SignedIn {
-        try admitClient(request, context)
+        try services.admitPasswordClient(request, context)
         let body = try await request.decodeStrict(PasswordSignIn.self, context: context)
         let now = services.clock.now()
         // Every failure below answers the same 401 after the same bcrypt work: a wrong email, a wrong
@@ -102,7 +102,7 @@ struct AuthController {
     }
 
     @Sendable func oidcSignIn(request: Request, context: AppContext) async throws -> SignedIn {
-        try admitClient(request, context)
+        try services.admitPasswordClient(request, context)
         let body = try await request.decodeStrict(OIDCSignIn.self, context: context)
         let identity: OIDCVerifier.VerifiedIdentity
         do {
@@ -128,15 +128,6 @@ struct AuthController {
             throw APIError.noAccount
         }
         return try await startSession(for: user, method: .oidc, verifiedHash: nil, spending: identity.token)
-    }
-
-    /// Counts a sign-in attempt against its client's rate (``ClientRateLimiter``), before any work.
-    private func admitClient(_ request: Request, _ context: AppContext) throws {
-        let client = ClientAddress.key(
-            peer: context.remoteAddress, forwardedFor: request.headers[ClientAddress.forwardedFor], trustedProxies: services.trustedProxies)
-        guard let wait = services.clientLimiter.take(client, now: .now) else { return }
-        services.metrics.signIn(outcome: "client_limited")
-        throw APIError.tooManySignIns(retryAfter: wait)
     }
 
     /// Starts a session for `user`, read before the password check (bcrypt) or the ID token's. The

@@ -51,6 +51,7 @@ struct MeController {
 
     @Sendable func changePassword(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
+        try services.admitPasswordClient(request, context)
         let body = try await request.decodeStrict(PasswordChange.self, context: context)
         guard let (_, hash) = try await services.store.credentials(email: identity.user.email), let hash else {
             throw APIError.conflict(.noPassword, "This account signs in with OpenID Connect only")
@@ -64,8 +65,9 @@ struct MeController {
         case .busy:
             throw APIError.serverBusy
         case .refused:
-            // The same bcrypt work as a wrong guess: a refusal must not tell itself apart by its speed.
-            try await services.hasher.verifyNothing(body.currentPassword)
+            // Answered at once, without bcrypt: the caller is signed in to this very account, so its
+            // lock-out is no secret to keep from them by timing, and a refusal that cost a bcrypt pass
+            // would let one session keep the shared hasher full and turn every sign-in away.
             try await services.store.append(
                 services.audit(
                     .changePassword, by: identity.user, company: identity.user.companyID, outcome: .denied, reason: .throttled,
