@@ -51,7 +51,9 @@ extension SQLiteStore {
         try await auditedWrite { db in
             try db.execute(
                 sql: #"UPDATE "session" SET revokedAt = ? WHERE tokenHash = ? AND revokedAt IS NULL"#, arguments: [at, Data(tokenHash)])
-            if let audit { try insertAudit(audit, db) }
+            // Only a revocation is a sign-out: a session another change ended first (a password reset
+            // while this request was under way, or a second sign-out of the same token) logs nothing.
+            if let audit, db.changesCount == 1 { try insertAudit(audit, db) }
         }
     }
 

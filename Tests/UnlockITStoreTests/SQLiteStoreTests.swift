@@ -94,6 +94,22 @@ import UnlockITCore
         await #expect(throws: StoreError.notFound) { try await store.createLock(sneaky) }
     }
 
+    @Test func aSignOutIsLoggedOnlyWhenItRevokes() async throws {
+        let (company, admin) = try await makeCompany("Omicron")
+        let token: [UInt8] = Array(repeating: 9, count: 32)
+        _ = try await store.createSession(
+            Session(tokenHash: token, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
+        for _ in 0..<2 { try await store.revokeSession(tokenHash: token, at: now, audit: audit(company.id, .signOut)) }
+        // Revoked by something else first (a password reset), then signed out: nothing more to log.
+        let other: [UInt8] = Array(repeating: 10, count: 32)
+        _ = try await store.createSession(
+            Session(tokenHash: other, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
+        try await store.revokeSession(tokenHash: other, at: now)
+        try await store.revokeSession(tokenHash: other, at: now, audit: audit(company.id, .signOut))
+        #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .signOut)).count == 1)
+        #expect(try await store.session(tokenHash: token)?.0.revokedAt == now)
+    }
+
     @Test func uniqueness() async throws {
         let (a, adminA) = try await makeCompany("Gamma")
         let (b, _) = try await makeCompany("Delta")
