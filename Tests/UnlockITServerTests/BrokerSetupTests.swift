@@ -50,6 +50,27 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: setup.passwordPath)) == passwordFile)
     }
 
+    @Test("A broker-setup that fails half-way leaves neither file, and running it again works")
+    func aFailedSetupLeavesNothing() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        // A mosquitto_ctrl that writes a file this version cannot read: the role cannot be added.
+        let fake = folder.path + "/mosquitto_ctrl"
+        try "#!/bin/sh\ncat >/dev/null\necho '{}' > \"$3\"\n".write(toFile: fake, atomically: true, encoding: .utf8)
+        chmod(fake, 0o755)
+        var setup = BrokerSetup(directory: folder.path + "/broker", port: 1883)
+        setup.mosquittoCtrl = fake
+        #expect(throws: BrokerSetup.SetupError.self) { try setup.write() }
+        #expect(!FileManager.default.fileExists(atPath: setup.dynamicSecurityPath))
+        #expect(!FileManager.default.fileExists(atPath: setup.passwordPath))
+
+        setup.mosquittoCtrl = nil
+        let password = try setup.write()
+        #expect(try String(contentsOfFile: setup.passwordPath, encoding: .utf8) == password + "\n")
+        let attributes = try FileManager.default.attributesOfItem(atPath: setup.passwordPath)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+
     @Test("The server's broker role is tried again while its connection lasts, and no longer")
     func theServersRoleIsTriedAgain() async throws {
         let attempts = Mutex(0)

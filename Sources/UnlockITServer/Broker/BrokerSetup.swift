@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Writes a mosquitto configuration for a local UnlockIT site: one loopback listener, no anonymous
 /// access, TCP_NODELAY, and the dynamic-security plugin with one admin account for the server.
@@ -10,6 +11,8 @@ public struct BrokerSetup: Sendable {
     public var host: String
     public var port: Int
     public var serverUsername: String
+    /// `mosquitto_ctrl`, when not the one on PATH (tests).
+    var mosquittoCtrl: String?
 
     public init(directory: String, host: String = "127.0.0.1", port: Int, serverUsername: String = "unlockit-server") {
         // mosquitto resolves relative paths against its own working directory: keep them absolute.
@@ -64,8 +67,17 @@ public struct BrokerSetup: Sendable {
             guard !password.isEmpty else { throw SetupError.failed("\(passwordPath) is empty") }
         case (false, false):
             password = (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            try initialiseDynamicSecurity(password: password)
-            _ = FileManager.default.createFile(atPath: passwordPath, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            // The password first, on the disk before the accounts that take it: a setup that stops
+            // half-way never leaves accounts whose password is stored nowhere.
+            try writePrivately(password + "\n", to: passwordPath)
+            do {
+                try initialiseDynamicSecurity(password: password)
+            } catch {
+                // Back to where it began (neither file), so that running it again works.
+                try? FileManager.default.removeItem(atPath: dynamicSecurityPath)
+                try? FileManager.default.removeItem(atPath: passwordPath)
+                throw error
+            }
         case (true, false): throw SetupError.incomplete(present: dynamicSecurityPath, absent: passwordPath)
         case (false, true): throw SetupError.incomplete(present: passwordPath, absent: dynamicSecurityPath)
         }
@@ -97,7 +109,7 @@ public struct BrokerSetup: Sendable {
     }
 
     private func initialiseDynamicSecurity(password: String) throws {
-        guard let ctrl = Self.findExecutable("mosquitto_ctrl") else { throw SetupError.missing("mosquitto_ctrl") }
+        guard let ctrl = mosquittoCtrl ?? Self.findExecutable("mosquitto_ctrl") else { throw SetupError.missing("mosquitto_ctrl") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ctrl)
         process.arguments = ["dynsec", "init", dynamicSecurityPath, serverUsername]
@@ -111,7 +123,21 @@ public struct BrokerSetup: Sendable {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw SetupError.failed("mosquitto_ctrl dynsec init exited with \(process.terminationStatus)") }
         try addServerRole()
-        chmod(dynamicSecurityPath, 0o600)
+        guard chmod(dynamicSecurityPath, 0o600) == 0 else { throw SetupError.failed("cannot make \(dynamicSecurityPath) private (mode 0600)") }
+    }
+
+    /// Writes `text` to a new file only its owner can read, and syncs it; an existing file is not replaced.
+    private func writePrivately(_ text: String, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw SetupError.failed("cannot create \(path): \(String(cString: strerror(errno)))") }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        let closed = close(fd) == 0
+        guard written == bytes.count, synced, closed else {
+            unlink(path)
+            throw SetupError.failed("cannot write \(path)")
+        }
     }
 
     /// Gives the server's account its role (commands to every lock) before the broker first starts,
