@@ -55,6 +55,21 @@ import Testing
         #expect(taken.mqttURL == "mqtt://127.0.0.1:1884")
     }
 
+    @Test("The broker password file is refused while others can read it, without repeating the password")
+    func anExposedBrokerPasswordFileIsRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("server-mqtt-password").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("S3cret-broker\n".utf8), attributes: [.posixPermissions: 0o644]))
+        let configuration = try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_MQTT_PASSWORD_FILE": file])
+        #expect {
+            try configuration.resolvedMQTTPassword()
+        } throws: { "\($0)".contains("chmod 600 \(file)") && "\($0)".contains("mode 644") && !"\($0)".contains("S3cret") }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        #expect(try configuration.resolvedMQTTPassword() == "S3cret-broker")
+    }
+
     @Test("An OIDC issuer configured twice is refused: one entry would silently replace the other")
     func anIssuerTwiceIsRefused() {
         let twice =

@@ -301,8 +301,17 @@ public struct ServerConfiguration: Sendable, Equatable {
     public func resolvedMQTTPassword() throws -> String {
         if let mqttPassword { return mqttPassword }
         guard let file = mqttPasswordFile else { throw ConfigurationError("set UNLOCKIT_MQTT_PASSWORD or UNLOCKIT_MQTT_PASSWORD_FILE") }
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("cannot read \(file)") }
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The broker's admin account: whoever reads this file can remove every lock's account.
+        do {
+            return try PrivateFile.read(file).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            switch error {
+            case .unreadable: throw ConfigurationError("cannot read \(file)")
+            case .exposed(let mode):
+                throw ConfigurationError(
+                    "the broker password file \(file) is readable by others (mode \(String(mode, radix: 8))); run: chmod 600 \(file)")
+            }
+        }
     }
 
     public var resolvedMasterKeyFile: String {

@@ -45,13 +45,15 @@ public struct MasterKey: Sendable {
     /// followed to its file (a secret mounted as a link to its file, as Kubernetes mounts them), and
     /// that file's mode is the one checked, which `chmod` on the link sets.
     public static func load(path: String) throws(MasterKeyError) -> MasterKey {
-        let file = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
-            attributes[.type] as? FileAttributeType == .typeRegular,
-            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
-        else { throw .unreadable(path) }
-        guard mode & 0o077 == 0 else { throw .exposed(path, mode: mode) }
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw .unreadable(path) }
+        let text: String
+        do {
+            text = try PrivateFile.read(path)
+        } catch {
+            switch error {
+            case .unreadable: throw .unreadable(path)
+            case .exposed(let mode): throw .exposed(path, mode: mode)
+            }
+        }
         return try MasterKey(text: text)
     }
 
