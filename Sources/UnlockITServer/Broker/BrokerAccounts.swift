@@ -251,26 +251,40 @@ public final class BrokerAccounts: Sendable {
         let timeout = self.timeout
         return try await withThrowingTaskGroup(of: [Response].self) { group in
             group.addTask {
-                try await withCheckedThrowingContinuation { continuation in
-                    self.pending.withLock { $0[batch] = continuation }
-                    do {
-                        // QoS 0: at QoS 1 a command whose answer never came (a dropped link, a timeout) would
-                        // be sent again after the reconnect, after this call had reported it failed,
-                        // and the broker's accounts would drift from the database's.
-                        try self.link.publish(topic: Self.controlTopic, payload: payload, qos: .atMostOnce, retain: false)
-                    } catch {
-                        self.pending.withLock { $0.removeValue(forKey: batch) }?.resume(throwing: AccountError.brokerUnavailable)
+                // The wait ends with the answer, the timeout or the caller's cancellation, whichever
+                // comes first: a wait only an answer could end would hold the group, and with it the
+                // caller's turn on the lock's account, for good once the answer is lost.
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        self.pending.withLock { $0[batch] = continuation }
+                        // Cancelled before the wait was there to end: the handler found nothing.
+                        if Task.isCancelled { return self.endWait(batch, CancellationError()) }
+                        do {
+                            // QoS 0: at QoS 1 a command whose answer never came (a dropped link, a timeout) would
+                            // be sent again after the reconnect, after this call had reported it failed,
+                            // and the broker's accounts would drift from the database's.
+                            try self.link.publish(topic: Self.controlTopic, payload: payload, qos: .atMostOnce, retain: false)
+                        } catch {
+                            self.endWait(batch, AccountError.brokerUnavailable)
+                        }
                     }
+                } onCancel: {
+                    self.endWait(batch, CancellationError())
                 }
             }
             group.addTask {
                 try await Task.sleep(for: timeout)
-                self.pending.withLock { $0.removeValue(forKey: batch) }?.resume(throwing: AccountError.timedOut)
+                self.endWait(batch, AccountError.timedOut)
                 throw AccountError.timedOut
             }
             defer { group.cancelAll() }
             return try await group.next()!
         }
+    }
+
+    /// Ends the wait for `batch`'s answer with `error`, unless it has ended already.
+    private func endWait(_ batch: String, _ error: any Error) {
+        pending.withLock { $0.removeValue(forKey: batch) }?.resume(throwing: error)
     }
 
     /// Handles a message on ``responseTopic`` (MQTT event loop thread).
