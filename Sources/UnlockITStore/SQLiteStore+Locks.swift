@@ -3,23 +3,22 @@ import GRDB
 import UnlockITCore
 
 extension SQLiteStore {
-    public func createLock(_ lock: Lock) async throws {
-        try write { db in
+    public func lockExists(_ id: LockID) async throws -> Bool {
+        try read { db in try LockRecord.exists(db, key: id.rawValue) }
+    }
+
+    public func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws {
+        let write = { (db: Database) in
+            if let admin { try Self.require(admin, db) }
             guard try !LockRecord.exists(db, key: lock.id.rawValue) else { throw StoreError.lockIDTaken }
             if let room = lock.roomID {
                 let inCompany = try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == lock.companyID.rawValue).fetchCount(db)
                 guard inCompany == 1 else { throw StoreError.notFound }
             }
             try LockRecord(lock).insert(db)
+            if let audit { try self.insertAudit(audit, db) }
         }
-    }
-
-    public func forgetLock(_ id: LockID, in company: CompanyID) async throws {
-        try write { db in
-            _ = try LockRecord.filter(
-                Column("id") == id.rawValue && Column("companyId") == company.rawValue && Column("state") == LockState.registered.rawValue
-            ).deleteAll(db)
-        }
+        if audit == nil { try self.write(write) } else { try await auditedWrite(write) }
     }
 
     public func lock(_ id: LockID, in company: CompanyID) async throws -> Lock? {
@@ -66,8 +65,11 @@ extension SQLiteStore {
         }
     }
 
-    public func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws {
+    public func activateLock(
+        _ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, checking admin: AdminCheck?, audit: AuditEvent
+    ) async throws {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }

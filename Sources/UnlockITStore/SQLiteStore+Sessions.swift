@@ -57,6 +57,10 @@ extension SQLiteStore {
         }
     }
 
+    public func verifyAdmin(_ check: AdminCheck) async throws {
+        try read { db in try Self.require(check, db) }
+    }
+
     /// Deletes sessions that expired before `date`; they can never be used again.
     public func purgeSessions(expiredBefore date: Date) async throws -> Int {
         try write { db in

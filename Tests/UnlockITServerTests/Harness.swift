@@ -88,6 +88,13 @@ struct Harness {
         return value
     }
 
+    /// Runs `body` against the router alone over `services`, which the test holds too (their turns,
+    /// their limiters); the broker is never reached.
+    func run(over services: AppServices, _ body: @Sendable (API) async throws -> Void) async throws {
+        let app = Application(router: UnlockITApp.buildRouter(services: services, brokerReady: { false }))
+        try await app.test(.router) { client in try await body(API(client: client, harness: self)) }
+    }
+
     /// The controllers' shared services, for tests that build the router directly.
     func services() throws -> AppServices {
         let link = try BrokerLink(

@@ -290,6 +290,35 @@ import UnlockITCore
         }
     }
 
+    @Test func aLockCommitsWithItsEventOnlyWhileItsAdminStillIsOne() async throws {
+        let (company, admin) = try await makeCompany("Kappa")
+        let room = try await makeRoom(company.id, "Office")
+        let token: [UInt8] = Array(repeating: 11, count: 32)
+        _ = try await store.createSession(
+            Session(tokenHash: token, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
+        let check = AdminCheck(session: token, company: company.id, at: now)
+        let lock = Lock(id: LockID("lock-kappa")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
+        #expect(try await !store.lockExists(lock.id))
+        try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock))
+        #expect(try await store.lockExists(lock.id))
+        #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
+        await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock)) }
+
+        try await store.revokeSession(tokenHash: token, at: now)
+        await #expect(throws: StoreError.sessionEnded) { try await store.verifyAdmin(check) }
+        let second = Lock(id: LockID("lock-kappa-2")!, companyID: company.id, roomID: room.id, name: "M", state: .registered, createdAt: now)
+        await #expect(throws: StoreError.sessionEnded) {
+            try await store.createLock(second, checking: check, audit: audit(company.id, .registerLock))
+        }
+        await #expect(throws: StoreError.sessionEnded) {
+            try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, checking: check, audit: audit(company.id, .activateLock))
+        }
+        #expect(try await !store.lockExists(second.id))
+        #expect(try await store.lock(lock.id, in: company.id)?.state == .registered)
+        #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
+        #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .activateLock)).isEmpty)
+    }
+
     @Test func aPendingPairingKeyIsHeldUntilTheActivationTakesIt() async throws {
         let (company, admin) = try await makeCompany("Theta-pending")
         let (other, _) = try await makeCompany("Theta-other")

@@ -53,19 +53,21 @@ public protocol Store: Sendable {
     func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws
 
     // MARK: Locks
-    /// Adds a registered lock. Its audit event is written by the caller once the broker account exists.
-    func createLock(_ lock: Lock) async throws
-    /// Undoes ``createLock(_:)`` when the broker account could not be made; only a lock still `registered`.
-    func forgetLock(_ id: LockID, in company: CompanyID) async throws
+    /// Whether any company has a lock of this device id, retired ones included: device ids are unique
+    /// across companies, and a broker account is named after one.
+    func lockExists(_ id: LockID) async throws -> Bool
+    /// Adds a registered lock with its audit event, in one transaction, once its broker account exists
+    /// (``StoreError/lockIDTaken``, ``StoreError/notFound`` for a room not in the lock's company).
+    func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws
     func lock(_ id: LockID, in company: CompanyID) async throws -> Lock?
     func locks(in company: CompanyID) async throws -> [Lock]
     /// Everything `user`'s unlock needs, in one read: the lock, its room and its sealed device key.
     /// The room's ``Room/authorizedUsers`` is narrowed to `user` (present if and only if they are on
     /// the list): all the access rule asks of it, answered by an index whatever the list's length.
     func unlockContext(_ id: LockID, in company: CompanyID, for user: UserID) async throws -> (lock: Lock, room: Room?, sealedKey: [UInt8]?)?
-    func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws
+    func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, checking admin: AdminCheck?, audit: AuditEvent) async throws
     /// Holds the device key of a pairing about to be confirmed (sealed) and the wrapped key the lock
-    /// sent, until ``activateLock(_:in:sealedKey:at:audit:)`` or ``retireLock(_:in:at:audit:)`` clears
+    /// sent, until ``activateLock(_:in:sealedKey:at:checking:audit:)`` or ``retireLock(_:in:at:audit:)`` clears
     /// them or another pairing replaces them: if the lock's answer to the confirmation is lost, the
     /// next attempt can still finish.
     func holdPendingKey(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], wrappedKey: [UInt8]) async throws
@@ -81,6 +83,9 @@ public protocol Store: Sendable {
     func setSetting(_ name: String, value: String) async throws
 
     // MARK: Sessions
+    /// Throws ``StoreError/sessionEnded`` or ``StoreError/adminRequired`` unless `check` passes now:
+    /// before a step that cannot be taken back, such as a change to a lock's broker account.
+    func verifyAdmin(_ check: AdminCheck) async throws
     /// Starts `session` if its user still exists, is enabled (else ``StoreError/userDisabled``) and,
     /// for a password sign-in, still has the hash `verifiedHash` the password was checked against
     /// (else ``StoreError/credentialsChanged``): a sign-in that waited for bcrypt while the password
@@ -126,6 +131,16 @@ extension Store {
     /// A session without an audit event of its own (a test's, a benchmark's).
     public func createSession(_ session: Session, verifiedHash: String?, spending idToken: SpentIDToken? = nil) async throws -> User {
         try await createSession(session, verifiedHash: verifiedHash, spending: idToken, audit: nil)
+    }
+
+    /// A lock without an audit event or a check of its admin (a test's, a benchmark's).
+    public func createLock(_ lock: Lock) async throws {
+        try await createLock(lock, checking: nil, audit: nil)
+    }
+
+    /// An activation without a check of its admin (a test's).
+    public func activateLock(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, audit: AuditEvent) async throws {
+        try await activateLock(id, in: company, sealedKey: sealedKey, at: at, checking: nil, audit: audit)
     }
 
     /// A revocation without an audit event of its own (a test's).

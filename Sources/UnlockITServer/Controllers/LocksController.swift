@@ -68,7 +68,8 @@ struct LocksController {
     }
 
     @Sendable func register(request: Request, context: AppContext) async throws -> EditedResponse<Registered> {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let body = try await request.decodeStrict(Register.self, context: context)
         guard let id = LockID(body.id) else {
             throw APIError.invalidField("id", "a device id is 3–64 lowercase letters, digits and hyphens")
@@ -78,46 +79,41 @@ struct LocksController {
         guard try await services.store.room(roomID, in: admin.companyID) != nil else { throw APIError.notFound(.roomNotFound) }
 
         let lock = Lock(id: id, companyID: admin.companyID, roomID: roomID, name: name, state: .registered, createdAt: services.clock.now())
-        return try await inTurn(id) { try await register(lock, by: admin) }
+        return try await inTurn(id, as: identity) { try await register(lock, by: identity) }
     }
 
-    private func register(_ lock: Lock, by admin: User) async throws -> EditedResponse<Registered> {
-        let (id, roomID) = (lock.id, lock.roomID)
-        do {
-            try await services.store.createLock(lock)
-        } catch StoreError.notFound {
-            // The room was deleted since ``register(request:context:)`` found it (the turn may have waited).
-            throw APIError.notFound(.roomNotFound)
-        }
+    /// The broker account first, then the lock and its audit event in one transaction: no lock without
+    /// its event, and none whose broker password exists nowhere.
+    private func register(_ lock: Lock, by identity: Identity) async throws -> EditedResponse<Registered> {
+        let (id, roomID, admin) = (lock.id, lock.roomID, identity.user)
+        // Checked before the broker is asked: an account of this name may be another lock's, and
+        // making it anew would take that lock's password away. (The turn keeps it free meanwhile.)
+        guard try await !services.store.lockExists(id) else { throw StoreError.lockIDTaken }
         let password = Self.brokerPassword()
         do {
             try await services.accounts.createLockAccount(id, password: password)
         } catch BrokerAccounts.AccountError.nameTaken {
             // The same answer as for a device id another lock has: the name is not this lock's to take.
-            try await services.store.forgetLock(id, in: admin.companyID)
             throw StoreError.lockIDTaken
         } catch {
-            try await services.store.forgetLock(id, in: admin.companyID)
             try await brokerFailed(.registerLock, by: admin, lock: id, room: roomID, error: error, "could not create the lock's broker account")
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not create the lock's account")
         }
         do {
-            try await services.store.append(services.audit(.registerLock, by: admin, company: admin.companyID, lock: id, room: roomID))
+            try await services.store.createLock(
+                lock, checking: services.adminCheck(identity),
+                audit: services.audit(.registerLock, by: admin, company: admin.companyID, lock: id, room: roomID))
         } catch {
-            // No lock without its audit event, and its broker password exists only in this answer:
-            // both are undone, so that trying again works instead of finding the device id taken.
+            // Its password exists only in this answer, which will not be given: the account goes again,
+            // so that trying again works. (The next registration of this id replaces an account left.)
             services.logger.error("could not record the lock's registration; undoing it", metadata: ["lock": "\(id)", "error": "\(error)"])
             do {
                 try await services.accounts.deleteLockAccount(id)
             } catch let undo {
-                // The next registration of this id replaces an account the broker kept for it.
                 services.logger.error("could not delete the lock's broker account", metadata: ["lock": "\(id)", "error": "\(undo)"])
             }
-            do {
-                try await services.store.forgetLock(id, in: admin.companyID)
-            } catch let undo {
-                services.logger.error("could not forget the lock", metadata: ["lock": "\(id)", "error": "\(undo)"])
-            }
+            // The room was deleted since ``register(request:context:)`` found it (the turn may have waited).
+            if case StoreError.notFound = error { throw APIError.notFound(.roomNotFound) }
             throw error
         }
         return EditedResponse(
@@ -127,7 +123,8 @@ struct LocksController {
     }
 
     @Sendable func activate(request: Request, context: AppContext) async throws -> LockResponse {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let id = try Self.lockID(context)
         let body = try await request.decodeStrict(Activate.self, context: context)
         let lock = try await unretiredLock(id, of: admin)
@@ -155,6 +152,9 @@ struct LocksController {
         let now = services.clock.now()
         try await services.store.activateLock(
             id, in: admin.companyID, sealedKey: try services.sealer.seal(key, for: id), at: now,
+            // The pairing took seconds: an admin demoted or signed out meanwhile does not finish it (the
+            // lock keeps the key as pending, and the next activation resumes it).
+            checking: services.adminCheck(identity),
             audit: services.audit(.activateLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
         guard let activated = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(activated)
@@ -171,9 +171,9 @@ struct LocksController {
     }
 
     @Sendable func retire(request: Request, context: AppContext) async throws -> LockResponse {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
         let id = try Self.lockID(context)
-        return try await inTurn(id) { try await retire(id, by: admin) }
+        return try await inTurn(id, as: identity) { try await retire(id, by: identity.user) }
     }
 
     private func retire(_ id: LockID, by admin: User) async throws -> LockResponse {
@@ -198,9 +198,9 @@ struct LocksController {
     /// lock's password leaked. The broker disconnects the lock at once; it connects again once it has
     /// the new password. The lock's key is untouched, so an active lock needs no new activation.
     @Sendable func resetBrokerPassword(request: Request, context: AppContext) async throws -> Registered {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
         let id = try Self.lockID(context)
-        return try await inTurn(id) { try await resetBrokerPassword(id, by: admin) }
+        return try await inTurn(id, as: identity) { try await resetBrokerPassword(id, by: identity.user) }
     }
 
     private func resetBrokerPassword(_ id: LockID, by admin: User) async throws -> Registered {
@@ -240,11 +240,14 @@ struct LocksController {
     /// Registration, retirement and a new broker password each change a lock's row and its broker
     /// account in several steps. For one device id they take turns, so none sees another half done:
     /// a new password made between a retirement's broker and database steps would otherwise give a
-    /// retired lock a working account again.
-    private func inTurn<T>(_ id: LockID, _ body: () async throws -> T) async throws -> T {
+    /// retired lock a working account again. The admin is checked again once the turn comes, before
+    /// the broker is touched: one demoted, disabled or signed out while the change waited (up to
+    /// ``turnWait``) does not finish it.
+    private func inTurn<T>(_ id: LockID, as identity: Identity, _ body: () async throws -> T) async throws -> T {
         let turns = services.lockAccountTurns
         guard await turns.acquire(id, deadline: .now + Self.turnWait) else { throw APIError.lockAccountBusy }
         defer { turns.release(id) }
+        try await services.store.verifyAdmin(services.adminCheck(identity))
         return try await body()
     }
 

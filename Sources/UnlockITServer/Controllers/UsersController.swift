@@ -164,7 +164,7 @@ struct UsersController {
         guard try await taken([Validation.email(body.email)!], by: admin).isEmpty else { throw StoreError.emailTaken }
         let (user, hash, generated) = try await prepare(body, admin: admin)
         try await services.store.createUser(
-            user, passwordHash: hash, checking: adminCheck(identity),
+            user, passwordHash: hash, checking: services.adminCheck(identity),
             audit: services.audit(.createUser, by: admin, company: admin.companyID, subject: user.id))
         return EditedResponse(status: .created, response: Created(user: UserResponse(user), initialPassword: generated))
     }
@@ -239,7 +239,7 @@ struct UsersController {
                 (user.createdAt, user.updatedAt) = (now, now)
                 return (user, hash, services.audit(.createUser, by: admin, company: admin.companyID, reason: .import, subject: user.id))
             }
-            try await services.store.createUsers(batch, checking: adminCheck(identity))
+            try await services.store.createUsers(batch, checking: services.adminCheck(identity))
             created = zip(batch, created).map { row, answer in Created(user: UserResponse(row.0), initialPassword: answer.initialPassword) }
         }
         return try Imported(dryRun: dryRun, created: created).response(from: request, context: context)
@@ -310,17 +310,12 @@ struct UsersController {
         let hash = try await services.hasher.hash(body.password ?? generated!)
         do {
             try await services.store.setPassword(
-                id, hash: hash, mustChange: true, keepSession: nil, replacing: nil, checking: adminCheck(identity),
+                id, hash: hash, mustChange: true, keepSession: nil, replacing: nil, checking: services.adminCheck(identity),
                 audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: .resetByAdmin, subject: id))
         } catch StoreError.notFound {
             throw APIError.notFound(.userNotFound)
         }
         return PasswordReset(initialPassword: generated)
-    }
-
-    /// What a write that follows bcrypt checks again as it commits: that this admin still is one.
-    private func adminCheck(_ identity: Identity) -> AdminCheck {
-        AdminCheck(session: identity.tokenHash, company: identity.user.companyID, at: services.clock.now())
     }
 
     /// 100 random bits as four groups of five Crockford base32 characters, e.g. `7KQ2M-9XD4R-TAWZ3-C8HJN`.

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import UnlockITCore
+import UnlockITStore
+
+@testable import UnlockITServer
+
+/// A change to a lock's broker account waits for its turn (up to 30 s) and for the broker: the admin
+/// who asked is checked again before the broker is touched, and the write checks once more.
+@Suite struct LockChangeAdminTests {
+    @Test("An admin signed out while their lock change waits for its turn does not finish it", arguments: ["register", "retire", "broker-password"])
+    func aSignedOutAdminsChangeStops(change: String) async throws {
+        let harness = try Harness()
+        let services = try harness.services()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run(over: services) { api in
+            let admin = try await api.session("admin@acme.test", initial)
+            let room = try await api.createRoom(admin, "Lab")
+            let company = try #require(try await harness.store.credentials(email: "admin@acme.test")?.0.companyID)
+            let id = try #require(LockID("door-1"))
+            if change != "register" {
+                try await harness.store.createLock(
+                    Lock(id: id, companyID: company, roomID: RoomID(room), name: "Door", state: .registered, createdAt: harness.clock.now))
+            }
+            // Another change of the same lock holds the turn while this one is asked for.
+            #expect(await services.lockAccountTurns.acquire(id, deadline: .now + .seconds(5)))
+            async let reply: API.Reply =
+                switch change {
+                case "register": api.post("/api/v1/locks", admin, ["id": id.rawValue, "name": "Door", "roomId": room])
+                case "retire": api.post("/api/v1/locks/\(id)/retire", admin, [:])
+                default: api.post("/api/v1/locks/\(id)/broker-password", admin, [:])
+                }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await api.post("/api/v1/auth/sign-out", admin).status == 204)
+            services.lockAccountTurns.release(id)
+            // Refused as the session it was asked in has ended, not tried at the broker (503).
+            let answer = try await reply
+            #expect(answer.status == 401 && answer.code == "unauthenticated", "\(answer)")
+
+            let other = try await api.session("admin@acme.test", "a brand new password")
+            let lock = try await harness.store.lock(id, in: company)
+            #expect(lock?.state == (change == "register" ? nil : .registered))
+            let events = try await api.get("/api/v1/audit?lock=\(id)", other)
+            #expect(events.items.isEmpty, "\(events.items)")
+        }
+    }
+}
