@@ -27,6 +27,16 @@ import UnlockITCore
         #expect(loaded.setupCode.bytes == created.setupCode.bytes)
     }
 
+    @Test func aSymbolicLinkPlantedAsTheTemporaryIsNotFollowed() throws {
+        let path = temporaryPath()
+        let victim = temporaryPath()
+        defer { for file in [path, path + ".tmp", victim] { try? FileManager.default.removeItem(atPath: file) } }
+        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.createSymbolicLink(atPath: path + ".tmp", withDestinationPath: victim)
+        #expect(throws: (any Error).self) { try FlashFile(path: path).loadOrCreate(lock: LockID("lock-link")) }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "someone else's")
+    }
+
     @Test func aFleetsSecretsAreTheOwnersOnly() throws {
         let directory = NSTemporaryDirectory() + "fleet-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
