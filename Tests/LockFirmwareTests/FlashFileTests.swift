@@ -56,6 +56,18 @@ import UnlockITCore
         #expect(try mode(fresh) == 0o700)
     }
 
+    @Test func aFleetIsNotBootedTwice() throws {
+        let directory = NSTemporaryDirectory() + "fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try LockFleet.create(directory: directory, count: 2, prefix: "lock-twice")
+        let flash = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/flash/lock-twice-000002.json"))
+        let labels = try Data(contentsOf: URL(fileURLWithPath: LockFleet.labelsPath(directory: directory)))
+        #expect(throws: LockFleet.FleetError.self) { try LockFleet.create(directory: directory, count: 3, prefix: "lock-twice") }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(directory)/flash/lock-twice-000002.json")) == flash)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: LockFleet.labelsPath(directory: directory))) == labels)
+        #expect(!FileManager.default.fileExists(atPath: "\(directory)/flash/lock-twice-000003.json"))
+    }
+
     @Test func aCorruptFileIsAnErrorNotACrash() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

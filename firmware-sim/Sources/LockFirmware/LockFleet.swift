@@ -25,12 +25,18 @@ public final class LockFleet: Sendable {
         for folder in [directory, "\(directory)/flash"] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+        let locks = try (1...count).map { index in
+            guard let lock = LockID("\(prefix)-\(String(format: "%06d", index))") else { throw FleetError.invalidPrefix(prefix) }
+            return lock
+        }
+        // A second first boot would give every lock a new device key and setup code, and an
+        // activated lock would then refuse every unlock: refused before anything is written.
+        if let booted = locks.first(where: { FileManager.default.fileExists(atPath: flashPath(directory: directory, lock: $0)) }) {
+            throw FleetError.alreadyBooted(booted, directory: directory)
+        }
         var labels: [(LockID, SetupCode)] = []
         var text = ""
-        for index in 1...count {
-            guard let lock = LockID("\(prefix)-\(String(format: "%06d", index))") else {
-                throw FleetError.invalidPrefix(prefix)
-            }
+        for lock in locks {
             let flash = Flash.firstBoot(lock: lock)
             try FlashFile(path: flashPath(directory: directory, lock: lock), durable: false).save(flash)
             labels.append((lock, flash.setupCode))
@@ -57,11 +63,15 @@ public final class LockFleet: Sendable {
     public enum FleetError: Error, CustomStringConvertible {
         case invalidPrefix(String)
         case badLine(String)
+        case alreadyBooted(LockID, directory: String)
 
         public var description: String {
             switch self {
             case .invalidPrefix(let prefix): "\"\(prefix)\" does not make valid lock ids (lowercase letters, digits and hyphens)"
             case .badLine(let line): "not a \"lock id<TAB>secret\" line: \(line)"
+            case .alreadyBooted(let lock, let directory):
+                "\(directory) already holds \(lock)'s flash: a second first boot would give its locks new keys; "
+                    + "use another --dir, or remove \(directory)/flash to start over"
             }
         }
     }
