@@ -26,17 +26,4 @@ public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unexpectedField(let field): "unexpected field \"\(field.prefix(32))\""
         }
     }
-
-    /// A short stable label for metrics (`unlockit_malformed_messages_total{reason=…}`).
-    public var label: String {
-        switch self {
-        case .payloadTooLarge: "too_large"
-        case .malformedJSON: "malformed_json"
-        case .unsupportedVersion: "unsupported_version"
-        case .unknownOp: "unknown_op"
-        case .missingField: "missing_field"
-        case .invalidField: "invalid_field"
-        case .unexpectedField: "unexpected_field"
-        }
-    }
 }

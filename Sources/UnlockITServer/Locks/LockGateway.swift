@@ -39,7 +39,7 @@ public final class LockGateway: Sendable {
         /// For an unlock: after this instant a nonce is no longer answered (see ``respondMargin``).
         var respondBy: ContinuousClock.Instant?
         /// Past the nonce step (its `respond` or `confirm` sent): another `nonce` with this `req` is a
-        /// duplicate (QoS 1 may deliver one twice), not the answer, and is dropped.
+        /// duplicate (a lock's answer repeated, or one replayed onto its topic), not the answer, and is dropped.
         var pastNonce: Bool
         /// For an unlock: called if the lock grants it after the wait timed out (see ``LateWatch``).
         var onLateGrant: (@Sendable () -> Void)?
