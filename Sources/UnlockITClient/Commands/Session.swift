@@ -27,7 +27,8 @@ struct Logout: AsyncParsableCommand {
         // Revoke on the server that issued the session, whatever --server says; forget locally in any
         // case. A server that cannot be reached leaves the session valid until it expires: say so.
         let answer = await SignOutAnswer.signOut(credentials, l)
-        Credentials.remove()
+        // A file left behind would still sign this user in (or at least say so): not a sign-out.
+        try Credentials.remove(l)
         let failure: CLIError
         switch answer {
         case .ended:

@@ -98,7 +98,16 @@ struct Credentials: Codable, Sendable, Equatable {
         }
     }
 
-    static func remove() { unlink(path()) }
+    /// Removes the file; one already gone is fine.
+    static func remove(_ l: Localizer) throws(CLIError) {
+        try remove(at: path(), l)
+    }
+
+    static func remove(at path: String, _ l: Localizer) throws(CLIError) {
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw CLIError(l("error.credentials_not_removed", path), hint: l("hint.credentials_remove_yourself", path), status: .failure)
+        }
+    }
 
     /// Whether `path` (a link itself, not what it points to) is this user's, or cannot be looked at:
     /// then nothing says it is someone else's.
