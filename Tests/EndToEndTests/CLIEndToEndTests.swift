@@ -208,7 +208,11 @@ struct CLIEndToEndTests {
 
             // A password reset: the server chooses the password, shown once, and it signs the clerk in
             // (who must then choose their own); or the admin gives one on stdin.
-            let chosen = try await admin.run(["users", "reset-password", "clerk@acme.test"])
+            // Not undone, so asked first: without a terminal to ask on, only --yes does it.
+            let unconfirmedReset = try await admin.run(["users", "reset-password", "clerk@acme.test"])
+            #expect(unconfirmedReset.status == 64, "\(unconfirmedReset)")
+            #expect(try await clerk.run(["access"]).status == 0)
+            let chosen = try await admin.run(["users", "reset-password", "clerk@acme.test", "--yes"])
             #expect(chosen.status == 0, "\(chosen)")
             #expect(chosen.stdout.contains(t["reset"]!), "\(chosen)")
             let serverPassword = try #require(
@@ -218,7 +222,7 @@ struct CLIEndToEndTests {
             let again = try await clerk.run(
                 ["login", "--server", server, "--email", "clerk@acme.test", "--password-stdin"], stdin: [serverPassword, "my own password 2"])
             #expect(again.status == 0, "\(again)")
-            let given = try await admin.run(["users", "reset-password", "clerk@acme.test", "--password-stdin"], stdin: ["given password 3"])
+            let given = try await admin.run(["users", "reset-password", "clerk@acme.test", "--password-stdin", "--yes"], stdin: ["given password 3"])
             #expect(given.status == 0, "\(given)")
             #expect(!given.stdout.contains(t["initial"]!))
             let withGiven = try await clerk.run(
@@ -255,7 +259,7 @@ struct CLIEndToEndTests {
         #expect(imported.status == 7 && imported.stderr.contains(t["import"]!), "\(imported)")
         let added = try await admin.run(["users", "add", "--email", "new@acme.test", "--name", "New"])
         #expect(added.status == 7 && added.stderr.contains(t["added"]!) && added.stderr.contains(t["giveAPassword"]!), "\(added)")
-        let reset = try await admin.run(["users", "reset-password", "clerk@acme.test"])
+        let reset = try await admin.run(["users", "reset-password", "clerk@acme.test", "--yes"])
         #expect(reset.status == 7 && reset.stderr.contains(t["reset"]!), "\(reset)")
         let room = try await admin.run(["rooms", "add", "Lab", "--type", "office", "--list-only"])
         #expect(room.status == 7 && room.stderr.contains(t["mayHaveBeenDone"]!), "\(room)")

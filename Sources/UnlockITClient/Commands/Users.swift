@@ -163,12 +163,15 @@ struct Users: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: ArgumentHelp(L.current("help.users.reference"), valueName: "user")) var user: String
         @Flag(help: ArgumentHelp(L.current("help.users.password_stdin"))) var passwordStdin = false
+        @Flag(help: ArgumentHelp(L.current("help.option.yes"))) var yes = false
 
         func run() async throws {
             let context = CommandContext(global)
             let l = context.l
             let (api, _) = try context.signedIn()
             let found = try await Lookup(api: api).user(user)
+            // The user's password stops working at once and every session of theirs ends: not undone.
+            try confirmOrRefuse(yes: yes, question: l("users.confirm_reset_password", found.email), l)
             let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read(l("prompt.new_password")) : nil
             // No password is an empty object (the server then chooses one); the API refuses `null`.
             let body: [String: String] = password.map { ["password": $0] } ?? [:]
