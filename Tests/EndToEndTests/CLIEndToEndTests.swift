@@ -240,8 +240,13 @@ struct CLIEndToEndTests {
             + #""securityLevel":1,"enabled":true,"mustChangePassword":true,"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
         // A server that answers what is read, and reads every change and closes without answering:
         // the change may have been made, and what it answered (a password chosen for a user) is lost.
+        let reception =
+            #"{"id":"00000000-0000-4000-8000-000000000002","name":"Reception","description":"","type":"office","bookable":false,"#
+            + #""requiredLevel":1,"authorizedUsers":[],"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
         let server = try ScriptedHTTPServer { request in
-            request.hasPrefix("GET /api/v1/users ") ? ScriptedHTTPServer.ok(json: #"{"items":[\#(clerk)]}"#) : nil
+            if request.hasPrefix("GET /api/v1/users ") { return ScriptedHTTPServer.ok(json: #"{"items":[\#(clerk)]}"#) }
+            if request.hasPrefix("GET /api/v1/rooms/00000000-0000-4000-8000-000000000002 ") { return ScriptedHTTPServer.ok(json: reception) }
+            return nil
         }
         defer { server.stop() }
         let admin = Person(home: "\(directory.path)/home", language: language)
@@ -263,9 +268,44 @@ struct CLIEndToEndTests {
         #expect(reset.status == 7 && reset.stderr.contains(t["reset"]!), "\(reset)")
         let room = try await admin.run(["rooms", "add", "Lab", "--type", "office", "--list-only"])
         #expect(room.status == 7 && room.stderr.contains(t["mayHaveBeenDone"]!), "\(room)")
+        // A lock's broker password was in the lost answer: the way to a new one is named.
+        let lock = try await admin.run(["locks", "add", "lock-lost", "--name", "Door", "--room", "00000000-0000-4000-8000-000000000002"])
+        #expect(lock.status == 7 && lock.stderr.contains(t["lockAdded"]!) && lock.stderr.contains(t["newBrokerPassword"]!), "\(lock)")
+        let reissued = try await admin.run(["locks", "broker-password", "lock-lost", "--yes"])
+        #expect(reissued.status == 7 && reissued.stderr.contains(t["brokerPassword"]!), "\(reissued)")
         // What only reads says what it always said.
         let listed = try await admin.run(["rooms", "list"])
         #expect(listed.status == 7 && listed.stderr.contains(t["unreachable"]!), "\(listed)")
+    }
+
+    @Test("A proxy's 502 or 504 to a change says it may have been made, to a read that it failed; a refused pairing says so")
+    func aProxysGatewayErrorToAChange() async throws {
+        let directory = try TemporaryDirectory("unlockit-cli-gateway")
+        defer { directory.remove() }
+        let server = try ScriptedHTTPServer { request in
+            if request.hasPrefix("POST /api/v1/locks/lock-shy/activate ") {
+                let problem = #"{"type":"about:blank","title":"The lock refused","status":409,"code":"lock_denied"}"#
+                return "HTTP/1.1 409 Conflict\r\nContent-Type: application/problem+json\r\nContent-Length: \(problem.utf8.count)\r\n"
+                    + "Connection: close\r\n\r\n\(problem)"
+            }
+            let status = request.hasPrefix("POST ") ? "504 Gateway Timeout" : "502 Bad Gateway"
+            return "HTTP/1.1 \(status)\r\nContent-Type: text/html\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        }
+        defer { server.stop() }
+        let admin = Person(home: "\(directory.path)/home", language: "en")
+        try FileManager.default.createDirectory(
+            atPath: "\(admin.home)/unlockit", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let session =
+            #"{"server":"http://127.0.0.1:\#(server.port)","token":"uit_x","expiresAt":"2099-01-01T00:00:00Z","#
+            + #""email":"admin@acme.test","role":"admin"}"#
+        #expect(FileManager.default.createFile(atPath: admin.credentialsPath, contents: Data(session.utf8), attributes: [.posixPermissions: 0o600]))
+        let added = try await admin.run(["rooms", "add", "Lab", "--type", "office", "--list-only"])
+        #expect(added.status == 7 && added.stderr.contains("what was asked may have been done"), "\(added)")
+        let listed = try await admin.run(["rooms", "list"])
+        #expect(listed.status == 7 && listed.stderr.contains("HTTP status 502"), "\(listed)")
+        // An activation the lock did not take is said as such, not as a door that refused to open.
+        let refused = try await admin.run(["locks", "activate", "lock-shy"], stdin: ["7KQ2-M9XD-4RTA-WZ3C"])
+        #expect(refused.status == 1 && refused.stderr.contains("The lock did not accept the pairing of lock-shy."), "\(refused)")
     }
 
     @Test("login --password-stdin without --email is refused before anything is sent")
@@ -290,6 +330,9 @@ struct CLIEndToEndTests {
             "added": "No answer came: new@acme.test may have been created.",
             "giveAPassword": "unlockit users reset-password new@acme.test",
             "reset": "No answer came: the password of clerk@acme.test may have been reset.",
+            "lockAdded": "No answer came: the lock lock-lost may have been registered.",
+            "newBrokerPassword": "unlockit locks broker-password lock-lost",
+            "brokerPassword": "No answer came: the broker password of lock-lost may have been changed.",
             "mayHaveBeenDone": "what was asked may have been done", "unreachable": "cannot be reached",
         ],
         "da": [
@@ -297,6 +340,9 @@ struct CLIEndToEndTests {
             "added": "Der kom intet svar: new@acme.test kan være oprettet.",
             "giveAPassword": "unlockit users reset-password new@acme.test",
             "reset": "Der kom intet svar: adgangskoden for clerk@acme.test kan være nulstillet.",
+            "lockAdded": "Der kom intet svar: låsen lock-lost kan være registreret.",
+            "newBrokerPassword": "unlockit locks broker-password lock-lost",
+            "brokerPassword": "Der kom intet svar: broker-adgangskoden for lock-lost kan være ændret.",
             "mayHaveBeenDone": "det, der blev bedt om, kan være udført", "unreachable": "kan ikke nås",
         ],
     ]

@@ -58,8 +58,13 @@ struct Locks: AsyncParsableCommand {
             let lookup = Lookup(api: api)
             let id = try lookup.lockID(lock)
             let foundRoom = try await lookup.room(room)
-            let registered: RegisteredLockModel = try await api.send(
-                "POST", "/api/v1/locks", ["id": id, "name": name, "roomId": foundRoom.id])
+            let registered: RegisteredLockModel
+            do {
+                registered = try await api.send("POST", "/api/v1/locks", ["id": id, "name": name, "roomId": foundRoom.id])
+            } catch let error as CLIError where error.answerLost {
+                // Its broker password was in the answer: a lock registered now has none anyone knows.
+                throw CLIError(l("error.lock_add_no_answer", id), hint: l("hint.lock_add_no_answer", id, id), status: error.status)
+            }
             try context.output(registered) {
                 Locks.credentials(registered, done: l("locks.registered", registered.lock.id, foundRoom.name), next: l("locks.next_step", id), l)
             }
@@ -79,8 +84,15 @@ struct Locks: AsyncParsableCommand {
             let l = context.l
             let (api, _) = try context.signedIn()
             let id = try Lookup(api: api).lockID(lock)
-            let code = try setupCode ?? Terminal.ask(l("prompt.setup_code")).orThrow(CLIError.usage(l("error.no_setup_code"), l))
-            let activated: LockModel = try await api.send("POST", "/api/v1/locks/\(id)/activate", ["setupCode": code])
+            // Not shown as it is typed: with a captured activation message it gives the device key away.
+            let code = try setupCode ?? Terminal.askSecret(l("prompt.setup_code")).orThrow(CLIError.usage(l("error.no_setup_code"), l))
+            let activated: LockModel
+            do {
+                activated = try await api.send("POST", "/api/v1/locks/\(id)/activate", ["setupCode": code])
+            } catch let error as CLIError where error.problemCode == ProblemCode.lockDenied.rawValue {
+                // Not an unlock the lock refused: it did not take the pairing.
+                throw CLIError(l("error.activation_refused", id), hint: l("hint.activation_refused"), status: .failure)
+            }
             try context.output(activated) { l("locks.activated", activated.id) }
         }
     }
@@ -130,7 +142,12 @@ struct Locks: AsyncParsableCommand {
             let (api, _) = try context.signedIn()
             let id = try Lookup(api: api).lockID(lock)
             try confirmOrRefuse(yes: yes, question: l("locks.confirm_broker_password", id), l)
-            let reset: RegisteredLockModel = try await api.send("POST", "/api/v1/locks/\(id)/broker-password")
+            let reset: RegisteredLockModel
+            do {
+                reset = try await api.send("POST", "/api/v1/locks/\(id)/broker-password")
+            } catch let error as CLIError where error.answerLost {
+                throw CLIError(l("error.broker_password_no_answer", id), hint: l("hint.broker_password_no_answer", id), status: error.status)
+            }
             try context.output(reset) {
                 Locks.credentials(reset, done: l("locks.broker_password_reset", id), next: l("locks.broker_password_next_step"), l)
             }

@@ -113,6 +113,8 @@ struct ServerAPI: Sendable {
             let problem = try? Self.decoder.decode(Problem.self, from: data)
             if raw { throw Failure(status: Int(response.status.code), problem: problem) }
             guard let problem else {
+                // A proxy's 502 or 504 to a change: the server may have taken it and its answer is lost.
+                if changes, [502, 504].contains(response.status.code) { throw noAnswer() }
                 // Not the server's own answer (a proxy's, most likely): its status still says which kind of failure.
                 throw CLIError(
                     l("error.http_status", Int(response.status.code)), hint: l("hint.bad_response"), status: Self.exitStatus(response.status.code))
