@@ -6,8 +6,9 @@
 # scripts/bench and the fuzz scripts.
 set -euo pipefail
 
+# Extra Debian packages a script needs besides these are given as arguments.
 unlockit_prerequisites() {
-    local wanted=(mosquitto libmosquitto-dev libssl-dev libsqlite3-dev pkg-config curl ca-certificates)
+    local wanted=(mosquitto libmosquitto-dev libssl-dev libsqlite3-dev pkg-config curl ca-certificates "$@")
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -33,7 +34,17 @@ unlockit_prerequisites() {
     fi
     if ! command -v swift >/dev/null; then
         if [[ -x /opt/swift/usr/bin/swift ]]; then export PATH="/opt/swift/usr/bin:$PATH"; else
-            echo "Swift 6 is needed (https://www.swift.org/install/linux/)." >&2
+            echo "Swift 6.2 or later is needed (https://www.swift.org/install/linux/)." >&2
+            return 1
+        fi
+    fi
+    # Package.swift's tools version: an older Swift would stop at it with a message about manifests.
+    local version
+    version=$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p' | head -n 1)
+    if [[ -n $version ]]; then
+        read -r major minor <<<"$version"
+        if ((major < 6 || (major == 6 && minor < 2))); then
+            echo "Swift 6.2 or later is needed; this is Swift $major.$minor (https://www.swift.org/install/linux/)." >&2
             return 1
         fi
     fi
