@@ -196,7 +196,8 @@ struct ErrorTests {
     @Test("A room deleted while a lock is registered into it: room_not_found, and no lock")
     func aRoomDeletedMeanwhileIsNotFound() async throws {
         let harness = try Harness()
-        try await harness.run { api in
+        let (accounts, broker) = AgreeableBroker.make()
+        try await harness.run(over: try harness.services(accounts: accounts)) { api in
             let admin = try await api.company("Vanish")
             let room = try await api.createRoom(admin, "Lab")
             // The request finds the room; its write of the lock finds it gone.
@@ -205,6 +206,8 @@ struct ErrorTests {
             }
             #expect(reply.status == 404 && reply.code == "room_not_found", "\(reply)")
             #expect(try await api.get("/api/v1/locks/lock-vanish", admin).code == "lock_not_found")
+            // The account made for it is gone again: nobody was shown its password.
+            #expect(broker.commands == ["createRole", "createClient", "deleteClient", "deleteRole"], "\(broker.commands)")
         }
     }
 

@@ -95,8 +95,9 @@ struct Harness {
         try await app.test(.router) { client in try await body(API(client: client, harness: self)) }
     }
 
-    /// The controllers' shared services, for tests that build the router directly.
-    func services() throws -> AppServices {
+    /// The controllers' shared services, for tests that build the router directly; `accounts`, a
+    /// broker's accounts API of the test's (else one whose broker is never reached).
+    func services(accounts: BrokerAccounts? = nil) throws -> AppServices {
         let link = try BrokerLink(
             address: .init(host: "127.0.0.1", port: 1), username: "u", password: "p", store: store, unlockTimeout: .seconds(1),
             metrics: ServerMetrics(), logger: Self.logger)
@@ -107,7 +108,7 @@ struct Harness {
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
             takenEmailLimiter: TakenEmailLimiter(perDay: configuration.takenEmailsPerDay), trustedProxies: [],
             oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,
-            accounts: link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: "")
+            accounts: accounts ?? link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: "")
     }
 
     /// A company and its admin, whose initial password is returned.

@@ -1,0 +1,42 @@
+import Foundation
+import MQTT
+import Synchronization
+
+@testable import UnlockITServer
+
+/// A broker link whose dynamic-security plugin does every command it is sent (the answers come from
+/// another thread, as the broker's would), and remembers them: for tests of the server's steps
+/// around a broker account without a mosquitto.
+final class AgreeableBroker: CommandLink {
+    private let accounts = Mutex<BrokerAccounts?>(nil)
+    private let sent = Mutex<[String]>([])
+
+    /// The accounts API over this link.
+    static func make() -> (BrokerAccounts, AgreeableBroker) {
+        let broker = AgreeableBroker()
+        let accounts = BrokerAccounts(link: broker, logger: Harness.logger)
+        broker.accounts.withLock { $0 = accounts }
+        return (accounts, broker)
+    }
+
+    /// The commands done so far, in order (`createClient`, `deleteClient`…).
+    var commands: [String] { sent.withLock { $0 } }
+
+    var isConnected: Bool { true }
+
+    func publish(topic: String, payload: [UInt8], qos: QoS, retain: Bool) throws(MQTTError) {
+        guard topic == BrokerAccounts.controlTopic,
+            let message = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
+            let commands = message["commands"] as? [[String: Any]]
+        else { return }
+        sent.withLock { $0 += commands.compactMap { $0["command"] as? String } }
+        let responses: [[String: Any]] = commands.map { ["command": $0["command"] ?? "", "correlationData": $0["correlationData"] ?? ""] }
+        guard let answer = try? JSONSerialization.data(withJSONObject: ["responses": responses]) else { return }
+        let accounts = self.accounts.withLock { $0 }
+        DispatchQueue.global().async {
+            accounts?.handle(MQTTMessage(topic: BrokerAccounts.responseTopic, payload: Array(answer)))
+        }
+    }
+
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {}
+}
