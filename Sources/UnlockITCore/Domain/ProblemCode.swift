@@ -36,6 +36,8 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case roomHasLocks = "room_has_locks"
     case lockRetired = "lock_retired"
     case noPassword = "no_password"
+    /// An OpenID-Connect-only user where no issuer may sign in the company's users.
+    case noOIDCIssuer = "no_oidc_issuer"
     case importRejected = "import_rejected"
     case notInPairingMode = "not_in_pairing_mode"
     case alreadyActivated = "already_activated"

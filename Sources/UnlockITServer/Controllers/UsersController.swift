@@ -158,6 +158,11 @@ struct UsersController {
         let body = try await request.decodeStrict(Create.self, context: context)
         if let (field, reason) = Self.validate(body, oidcSignsIn: services.oidc.signsIn(admin.companyID)) {
             if reason == "weak_password" { throw APIError.weakPassword }
+            // Not the request's fault but the company's set-up: the same body succeeds once an issuer
+            // may sign in its users.
+            if reason == "no_oidc_issuer" {
+                throw APIError.conflict(.noOIDCIssuer, "No OpenID Connect issuer signs in this company's users, so the user needs a password")
+            }
             throw APIError.invalidField(field, reason)
         }
         // Before the password's hash: an address in use costs no bcrypt time.
