@@ -339,22 +339,25 @@ struct SignInTests {
 
     @Test("Password changes count against the client's sign-in rate: 429 before the current password is checked")
     func passwordChangesShareTheClientLimit() async throws {
-        let harness = try Harness { $0.signInsPerClientPerMinute = 4 }
+        let harness = try Harness { $0.signInsPerClientPerMinute = 3 }
+        let services = try harness.services()
         let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
-        try await harness.run { api in
-            // Two of the four: the sign-in and the first password change.
+        try await harness.run(over: services) { api in
             let token = try await api.session("admin@acme.test", initial, newPassword: "the right password 1")
             func change(_ current: String) async throws -> API.Reply {
                 try await api.post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": "another new password 2"])
             }
-            #expect(try await change("a wrong guess 123").code == "wrong_password")
-            #expect(try await api.signIn("admin@acme.test", "a wrong guess 456").status == 401)
+            // The client's budget spent now, whatever the set-up's bcrypt passes took (one comes back
+            // every 20 s): the limit is what is tested, not the machine's speed.
+            func spend() { while services.clientLimiter.take("unknown", now: .now) == nil {} }
+            spend()
             let limited = try await change("the right password 1")
             #expect(limited.status == 429 && limited.code == "too_many_requests", "\(limited)")
+            spend()
             #expect(try await api.signIn("admin@acme.test", "the right password 1").status == 429)
             // Not counted as a guess: nothing was checked.
             let audit = try await api.get("/api/v1/audit?action=change_password&outcome=denied", token)
-            #expect(audit.items.count == 1)
+            #expect(audit.items.isEmpty)
         }
     }
 
