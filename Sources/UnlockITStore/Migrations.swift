@@ -156,6 +156,10 @@ enum Migrations {
             }
             try db.create(index: "spentIDToken_keptUntil", on: "spentIDToken", columns: ["keptUntil"])
         }
+        migrator.registerMigration("v7: what an admin change set, in its audit event") { db in
+            // JSON (``AuditChange``s); NULL for every event before it, and for those that set nothing.
+            try db.alter(table: "auditEvent") { t in t.add(column: "changes", .text) }
+        }
         return migrator
     }
 }

@@ -7,7 +7,7 @@ extension SQLiteStore {
         try await auditedWrite { db in
             try Self.requireUniqueName(room, db)
             try RoomRecord(room).insert(db)
-            try self.insertAudit(audit, db)
+            try self.insertAudit(audit, recording: AuditChange.created(room), db)
         }
     }
 
@@ -70,20 +70,18 @@ extension SQLiteStore {
                 try Self.requireUniqueName(room, db)
                 try record.update(db)
             }
-            try self.insertAudit(audit, db)
+            try self.insertAudit(audit, recording: AuditChange.between(stored, room), db)
             return room
         }
     }
 
     public func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws {
         try await auditedWrite { db in
-            guard try RoomRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1 else {
-                throw StoreError.notFound
-            }
+            guard let stored = try Self.fetchRoom(id, in: company, db) else { throw StoreError.notFound }
             let liveLocks = try LockRecord.filter(Column("roomId") == id.rawValue && Column("state") != LockState.retired.rawValue).fetchCount(db)
             guard liveLocks == 0 else { throw StoreError.roomHasLocks }
             _ = try RoomRecord.deleteOne(db, key: id.rawValue)
-            try self.insertAudit(audit, db)
+            try self.insertAudit(audit, recording: AuditChange.deleted(stored), db)
         }
     }
 

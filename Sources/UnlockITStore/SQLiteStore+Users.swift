@@ -8,7 +8,7 @@ extension SQLiteStore {
             guard try UserRecord.filter(Column("email") == admin.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
             try CompanyRecord(company).insert(db)
             try UserRecord(admin, passwordHash: passwordHash).insert(db)
-            try self.insertAudit(audit, db)
+            try self.insertAudit(audit, recording: AuditChange.created(admin), db)
         }
     }
 
@@ -21,7 +21,7 @@ extension SQLiteStore {
             if let admin { try Self.require(admin, db) }
             guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
             try UserRecord(user, passwordHash: passwordHash).insert(db)
-            try self.insertAudit(audit, db)
+            try self.insertAudit(audit, recording: AuditChange.created(user), db)
         }
     }
 
@@ -31,7 +31,7 @@ extension SQLiteStore {
             for (user, hash, audit) in users {
                 guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
                 try UserRecord(user, passwordHash: hash).insert(db)
-                try self.insertAudit(audit, db)
+                try self.insertAudit(audit, recording: AuditChange.created(user), db)
             }
         }
     }
@@ -65,7 +65,8 @@ extension SQLiteStore {
         try await auditedWrite { db in
             guard var record = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db)
             else { throw StoreError.notFound }
-            var user = record.user
+            let before = record.user
+            var user = before
             try change(&user)
             if record.email != user.email {
                 guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
@@ -84,17 +85,19 @@ extension SQLiteStore {
             record.updatedAt = user.updatedAt
             try record.update(db)
             try Self.requireAnAdmin(in: company, db)
-            try self.insertAudit(audit, db)
+            try self.insertAudit(audit, recording: AuditChange.between(before, record.user), db)
             return record.user
         }
     }
 
     public func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws {
         try await auditedWrite { db in
-            let deleted = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).deleteAll(db)
-            guard deleted == 1 else { throw StoreError.notFound }
+            guard let record = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
+                throw StoreError.notFound
+            }
+            try record.delete(db)
             try Self.requireAnAdmin(in: company, db)
-            try self.insertAudit(audit, db)
+            try self.insertAudit(audit, recording: AuditChange.deleted(record.user), db)
         }
     }
 

@@ -141,16 +141,24 @@ public final class SQLiteStore: Store {
         try Self.insertAudit(event, db)
     }
 
+    /// Inserts `event` with `changes`, what the write around it did to the row as it was.
+    func insertAudit(_ event: AuditEvent, recording changes: [AuditChange], _ db: Database) throws {
+        var event = event
+        event.changes = changes
+        try Self.insertAudit(event, db)
+    }
+
     static func insertAudit(_ event: AuditEvent, _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO auditEvent (companyId, at, actorId, action, lockId, roomId, subjectId, outcome, reason)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO auditEvent (companyId, at, actorId, action, lockId, roomId, subjectId, outcome, reason, changes)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+        let changes = event.changes.isEmpty ? nil : String(decoding: try JSONEncoder().encode(event.changes), as: UTF8.self)
         try statement.execute(arguments: [
             event.companyID.rawValue, StorageDate.text(event.at), event.actorID?.rawValue, event.action.rawValue, event.lockID?.rawValue,
             event.roomID?.rawValue,
-            event.subjectID?.rawValue, event.outcome.rawValue, event.reason,
+            event.subjectID?.rawValue, event.outcome.rawValue, event.reason, changes,
         ])
     }
 }

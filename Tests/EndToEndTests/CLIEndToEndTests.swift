@@ -44,6 +44,7 @@ struct CLIEndToEndTests {
             "denied": "Error: Access denied: your security level is too low for this room.",
             "deniedHint": "See what you can open with: unlockit access", "granted": "opened",
             "levelTooLow": "your security level is too low for this room",
+            "levelChange": "Level: 1 → 2", "roleChange": "Role: employee → admin",
             "expired": "Error: Your session has expired or was ended.", "logInAgain": "Sign in again with: unlockit login",
             "exposed": "can be read by other users", "chmod": "chmod 600", "notSignedIn": "Error: You are not signed in.",
             "adminOnly": "Error: Only an admin may do this.", "offline": "Error: The lock is offline.", "unreachable": "cannot be reached",
@@ -66,6 +67,7 @@ struct CLIEndToEndTests {
             "threeUsers": "3 Brugere I Alt", "oneRoom": "1 Rum", "unlocked": "Front door (lock-cli) er låst op.",
             "denied": "Fejl: Adgang nægtet: dit sikkerhedsniveau er for lavt til dette rum.",
             "deniedHint": "Se, hvad du kan åbne, med: unlockit access", "granted": "åbnet",
+            "levelChange": "Niveau: 1 → 2", "roleChange": "Rolle: medarbejder → administrator",
             "levelTooLow": "dit sikkerhedsniveau er for lavt til dette rum", "expired": "Fejl: Din session er udløbet eller blevet afsluttet.",
             "logInAgain": "Log ind igen med: unlockit login", "exposed": "kan læses af andre brugere", "chmod": "chmod 600",
             "notSignedIn": "Fejl: Du er ikke logget ind.", "adminOnly": "Fejl: Kun en administrator må gøre dette.",
@@ -167,6 +169,11 @@ struct CLIEndToEndTests {
             let audit = try await admin.run(["audit", "--action", "unlock"])
             #expect(audit.stdout.contains("boss@acme.test") && audit.stdout.contains(t["granted"]!), "\(audit)")
             #expect(audit.stdout.contains("clerk@acme.test") && audit.stdout.contains(t["levelTooLow"]!))
+            // An admin's change says what it set, before and after.
+            #expect(try await admin.run(["users", "edit", "clerk@acme.test", "--level", "2", "--role", "admin"]).status == 0)
+            #expect(try await admin.run(["users", "edit", "clerk@acme.test", "--role", "employee"]).status == 0)
+            let edits = try await admin.run(["audit", "--action", "update_user"])
+            #expect(edits.stdout.contains(t["levelChange"]!) && edits.stdout.contains(t["roleChange"]!), "\(edits)")
 
             // An employee is not an admin.
             let forbidden = try await clerk.run(["users", "list"])

@@ -108,7 +108,8 @@ struct Harness {
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
             takenEmailLimiter: TakenEmailLimiter(perDay: configuration.takenEmailsPerDay), trustedProxies: [],
             oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,
-            accounts: accounts ?? link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: "")
+            accounts: accounts ?? link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: ""
+        )
     }
 
     /// A company and its admin, whose initial password is returned.

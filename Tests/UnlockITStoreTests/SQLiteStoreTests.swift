@@ -47,6 +47,7 @@ import UnlockITCore
             try await store.appliedMigrations() == [
                 "v1: companies, users, rooms, locks, sessions, audit", "v2: server settings", "v3: pending pairing key",
                 "v4: room names unique by Unicode case folding", "v5: email addresses in Unicode's composed form", "v6: spent ID tokens",
+                "v7: what an admin change set, in its audit event",
             ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")

@@ -61,7 +61,7 @@ struct Audit: AsyncParsableCommand {
         let roomNames = Dictionary(uniqueKeysWithValues: rooms.items.map { ($0.id, $0.name) })
         var table = Table([
             l("column.time"), l("column.action"), l("column.outcome"), l("column.reason"), l("column.who"), l("column.about"), l("column.lock"),
-            l("column.room"),
+            l("column.room"), l("column.changes"),
         ])
         for event in page.items {
             table.add([
@@ -69,10 +69,36 @@ struct Audit: AsyncParsableCommand {
                 l.has("outcome.\(event.outcome)") ? l("outcome.\(event.outcome)") : event.outcome,
                 event.reason.map { CLIError.reasonText($0, l) } ?? "–", event.actorId.map { emails[$0] ?? $0 } ?? "–",
                 event.subjectId.map { emails[$0] ?? $0 } ?? "–", event.lockId ?? "–", event.roomId.map { roomNames[$0] ?? $0 } ?? "–",
+                Self.changes(event.changes ?? [], context),
             ])
         }
         Terminal.line(page.items.isEmpty ? l("audit.none") : table.rendered)
         if let next = page.nextBefore { Terminal.line(l("audit.more", next)) }
+    }
+}
+
+extension Audit {
+    /// What an admin change set, in the user's language: `Role: employee → admin; Level: 1 → 9`.
+    static func changes(_ changes: [AuditChangeModel], _ context: CommandContext) -> String {
+        guard !changes.isEmpty else { return "–" }
+        let l = context.l
+        let labels = [
+            "role": "column.role", "securityLevel": "column.level", "enabled": "column.enabled", "email": "column.email", "name": "column.name",
+            "requiredLevel": "column.required_level", "type": "column.type", "bookable": "column.bookable", "description": "column.description",
+        ]
+        func value(_ field: String, _ text: String?) -> String {
+            guard let text else { return "–" }
+            switch field {
+            case "role" where l.has("role.\(text)"): return l("role.\(text)")
+            case "type" where l.has("roomtype.\(text)"): return l("roomtype.\(text)")
+            case "enabled", "bookable": return Bool(text).map(context.yesNo) ?? text
+            default: return text
+            }
+        }
+        return changes.map { change in
+            let label = labels[change.field].map { l($0) } ?? change.field
+            return "\(label): \(value(change.field, change.from)) → \(value(change.field, change.to))"
+        }.joined(separator: "; ")
     }
 }
 

@@ -65,6 +65,13 @@ struct AuditEventModel: Codable, Sendable {
     var subjectId: String?
     var lockId: String?
     var roomId: String?
+    var changes: [AuditChangeModel]?
+}
+
+struct AuditChangeModel: Codable, Sendable {
+    var field: String
+    var from: String?
+    var to: String?
 }
 
 struct AccessEntryModel: Codable, Sendable {

@@ -48,10 +48,13 @@ public struct AuditEvent: Sendable, Equatable {
     public var outcome: AuditOutcome
     /// A stable machine-readable reason, e.g. `level_too_low`, `granted`, `lock_timeout`.
     public var reason: String?
+    /// For a user's or room's creation or update: the fields it set, with their values before and
+    /// after (the store fills these in from the rows it writes).
+    public var changes: [AuditChange]
 
     public init(
         id: Int64 = 0, companyID: CompanyID, at: Date, actorID: UserID?, action: AuditAction, lockID: LockID? = nil, roomID: RoomID? = nil,
-        subjectID: UserID? = nil, outcome: AuditOutcome, reason: String? = nil
+        subjectID: UserID? = nil, outcome: AuditOutcome, reason: String? = nil, changes: [AuditChange] = []
     ) {
         self.id = id
         self.companyID = companyID
@@ -63,6 +66,7 @@ public struct AuditEvent: Sendable, Equatable {
         self.subjectID = subjectID
         self.outcome = outcome
         self.reason = reason
+        self.changes = changes
     }
 }
 

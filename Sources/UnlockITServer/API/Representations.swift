@@ -104,6 +104,8 @@ struct AuditEventResponse: ResponseCodable {
     var subjectId: String?
     var lockId: String?
     var roomId: String?
+    /// What a user's or room's creation, update or deletion set; absent for other events.
+    var changes: [AuditChange]?
 
     init(_ event: AuditEvent) {
         id = event.id
@@ -115,6 +117,7 @@ struct AuditEventResponse: ResponseCodable {
         subjectId = event.subjectID?.rawValue
         lockId = event.lockID?.rawValue
         roomId = event.roomID?.rawValue
+        changes = event.changes.isEmpty ? nil : event.changes
     }
 }
 

@@ -16,11 +16,14 @@ struct AuditRecord: Codable, FetchableRecord, TableRecord {
     var subjectId: String?
     var outcome: String
     var reason: String?
+    /// ``AuditChange``s as JSON; `NULL` for none.
+    var changes: String?
 
     var event: AuditEvent {
         AuditEvent(
             id: id ?? 0, companyID: CompanyID(unchecked: companyId), at: at, actorID: actorId.map(UserID.init(unchecked:)),
             action: AuditAction(rawValue: action) ?? .unlock, lockID: lockId.flatMap(LockID.init), roomID: roomId.map(RoomID.init(unchecked:)),
-            subjectID: subjectId.map(UserID.init(unchecked:)), outcome: AuditOutcome(rawValue: outcome) ?? .error, reason: reason)
+            subjectID: subjectId.map(UserID.init(unchecked:)), outcome: AuditOutcome(rawValue: outcome) ?? .error, reason: reason,
+            changes: changes.flatMap { try? JSONDecoder().decode([AuditChange].self, from: Data($0.utf8)) } ?? [])
     }
 }
