@@ -124,6 +124,28 @@ extension SQLiteStore {
         }
     }
 
+    public func updateLock(_ id: LockID, in company: CompanyID, name: String?, room: RoomID?, audit: AuditEvent) async throws -> Lock {
+        try await auditedWrite { db in
+            guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db),
+                let before = record.lock
+            else { throw StoreError.notFound }
+            guard record.state != LockState.retired.rawValue else { throw StoreError.lockRetired }
+            if let room {
+                let inCompany = try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == company.rawValue).fetchCount(db)
+                guard inCompany == 1 else { throw StoreError.roomNotFound }
+                record.roomId = room.rawValue
+            }
+            if let name { record.name = name }
+            // Only these two: the presence columns belong to the gateway's writes.
+            try db.execute(sql: #"UPDATE "lock" SET name = ?, roomId = ? WHERE id = ?"#, arguments: [record.name, record.roomId, record.id])
+            guard let after = record.lock else { throw StoreError.notFound }
+            var event = audit
+            event.roomID = after.roomID
+            try self.insertAudit(event, recording: AuditChange.between(before, after), db)
+            return after
+        }
+    }
+
     public func recordPresence(_ updates: [LockPresence]) async throws {
         guard !updates.isEmpty else { return }
         try write { db in

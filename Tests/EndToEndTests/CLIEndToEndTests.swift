@@ -212,6 +212,11 @@ struct CLIEndToEndTests {
             #expect(smuggled.stderr.contains(t["badLockID"]!), "\(smuggled)")
             let stillThere = try await admin.run(["locks", "show", "lock-cli", "--json"])
             #expect(stillThere.stdout.contains(#""state" : "active""#), "\(stillThere)")
+            // Renamed in place (the room stays, and with it who may open it).
+            let renamed = try await admin.run(["locks", "edit", "lock-cli", "--name", "Lab door"])
+            #expect(renamed.status == 0, "\(renamed)")
+            #expect(try await admin.run(["locks", "show", "lock-cli", "--json"]).json["name"] as? String == "Lab door")
+            #expect(try await admin.run(["locks", "edit", "lock-cli"]).status == 64)
 
             // A password reset: the server chooses the password, shown once, and it signs the clerk in
             // (who must then choose their own); or the admin gives one on stdin.

@@ -38,6 +38,7 @@ struct TenantIsolationTests {
                 (.delete, "/api/v1/rooms/\(roomB)/authorized-users/\(userA)", nil),
                 (.put, "/api/v1/rooms/\(roomA)/authorized-users/\(userB)", nil),
                 (.get, "/api/v1/locks/\(lockB)", nil),
+                (.patch, "/api/v1/locks/\(lockB)", ["name": "Mine now"]),
                 (.post, "/api/v1/locks/\(lockB)/activate", ["setupCode": "7KQ2-M9XD-4RTA-WZ3C"]),
                 (.post, "/api/v1/locks/\(lockB)/retire", [:]),
                 (.post, "/api/v1/locks/\(lockB)/broker-password", [:]),
@@ -85,6 +86,7 @@ struct TenantIsolationTests {
             for (method, path) in [
                 (HTTPRequest.Method.get, "/api/v1/users"), (.post, "/api/v1/users"), (.get, "/api/v1/rooms"), (.post, "/api/v1/rooms"),
                 (.get, "/api/v1/locks"), (.post, "/api/v1/locks"), (.get, "/api/v1/audit"), (.post, "/api/v1/users/import"),
+                (.patch, "/api/v1/locks/lock-x"),
             ] {
                 let reply = try await api.call(method, path, token: employee, json: [:])
                 #expect(reply.status == 403, "\(method) \(path)")

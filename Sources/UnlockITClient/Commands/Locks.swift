@@ -7,7 +7,7 @@ struct Locks: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             abstract: L.current("help.locks.abstract"), discussion: L.current("help.locks.discussion"),
-            subcommands: [List.self, Add.self, Activate.self, Show.self, BrokerPassword.self, Retire.self])
+            subcommands: [List.self, Add.self, Activate.self, Show.self, Edit.self, BrokerPassword.self, Retire.self])
     }
 
     /// What was done, the broker credentials (shown once), and what to do next.
@@ -123,6 +123,30 @@ struct Locks: AsyncParsableCommand {
                 table.add([l("column.activated"), context.date(found.activatedAt)])
                 return table.rendered
             }
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static var configuration: CommandConfiguration { CommandConfiguration(abstract: L.current("help.locks.edit.abstract")) }
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp(L.current("help.locks.id"), valueName: "lock")) var lock: String
+        @Option(help: ArgumentHelp(L.current("help.rooms.new_name"), valueName: "name")) var name: String?
+        @Option(help: ArgumentHelp(L.current("help.locks.new_room"), valueName: "room")) var room: String?
+
+        func validate() throws {
+            if name == nil && room == nil { throw ValidationError(L.current("error.nothing_to_change")) }
+        }
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let (api, _) = try context.signedIn()
+            let lookup = Lookup(api: api)
+            let id = try lookup.lockID(lock)
+            var body: [String: String] = [:]
+            if let name { body["name"] = name }
+            if let room { body["roomId"] = try await lookup.roomID(room) }
+            let updated: LockModel = try await api.send("PATCH", "/api/v1/locks/\(id)", body)
+            try context.output(updated) { context.l("locks.updated", updated.id) }
         }
     }
 

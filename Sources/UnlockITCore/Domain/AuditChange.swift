@@ -24,6 +24,12 @@ public struct AuditChange: Sendable, Equatable, Codable {
         fields(of: old).changes(to: fields(of: new))
     }
 
+    /// What a lock's update changed: its name and its room (by id).
+    public static func between(_ old: Lock, _ new: Lock) -> [AuditChange] {
+        func fields(_ lock: Lock) -> [(field: String, value: String?)] { [("name", lock.name), ("roomId", lock.roomID?.rawValue)] }
+        return fields(old).changes(to: fields(new))
+    }
+
     /// What a new user was made with (their password aside).
     public static func created(_ user: User) -> [AuditChange] {
         fields(of: user).map { AuditChange(field: $0.field, from: nil, to: $0.value) }

@@ -6,6 +6,8 @@ public enum AuditAction: String, Sendable, Codable, CaseIterable {
     case activateLock = "activate_lock"
     case registerLock = "register_lock"
     case retireLock = "retire_lock"
+    /// A lock renamed or moved to another room.
+    case updateLock = "update_lock"
     /// A lock's broker account was given a new password (the old one stops working at once).
     case resetLockPassword = "reset_lock_password"
     case signIn = "sign_in"

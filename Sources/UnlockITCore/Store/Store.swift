@@ -74,6 +74,9 @@ public protocol Store: Sendable {
     /// What ``holdPendingKey(_:in:sealedKey:wrappedKey:)`` holds for the lock, if anything.
     func pendingKey(_ id: LockID, in company: CompanyID) async throws -> (sealedKey: [UInt8], wrappedKey: [UInt8])?
     func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws
+    /// Renames the lock and/or moves it to another room of its company (``StoreError/roomNotFound``);
+    /// a retired lock is not changed (``StoreError/lockRetired``). The event records what changed.
+    func updateLock(_ id: LockID, in company: CompanyID, name: String?, room: RoomID?, audit: AuditEvent) async throws -> Lock
     /// Records what the broker says of locks' connections (the lock gateway batches these).
     func recordPresence(_ updates: [LockPresence]) async throws
 

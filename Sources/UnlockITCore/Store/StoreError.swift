@@ -14,6 +14,8 @@ public enum StoreError: Error, Sendable, Equatable {
     case roomHasLocks
     /// The lock is retired: it can be neither activated nor retired again.
     case lockRetired
+    /// The room a change names does not exist in the caller's company.
+    case roomNotFound
     /// The password hash a sign-in or password change verified against, or the account itself, has
     /// changed (or gone) since: what began before the change must not finish after it.
     case credentialsChanged

@@ -4,7 +4,7 @@ import LockProtocol
 import Logging
 import UnlockITCore
 
-/// Admin: register, activate, list, show and retire the company's locks.
+/// Admin: register, activate, list, show, rename or move, and retire the company's locks.
 struct LocksController {
     let services: AppServices
 
@@ -13,6 +13,13 @@ struct LocksController {
         var name: String
         var roomId: String
         static let fields: Set<String> = ["id", "name", "roomId"]
+    }
+
+    /// A new name, another room of the company, or both.
+    struct Update: RequestBody {
+        var name: String?
+        var roomId: String?
+        static let fields: Set<String> = ["name", "roomId"]
     }
 
     struct Activate: RequestBody {
@@ -37,6 +44,7 @@ struct LocksController {
         group.get("locks", use: list)
         group.post("locks", use: register)
         group.get("locks/:id", use: show)
+        group.patch("locks/:id", use: update)
         group.post("locks/:id/activate", use: activate)
         group.post("locks/:id/retire", use: retire)
         group.post("locks/:id/broker-password", use: resetBrokerPassword)
@@ -120,6 +128,30 @@ struct LocksController {
             status: .created,
             response: Registered(
                 lock: response(lock), mqtt: BrokerCredentials(broker: services.brokerURL, username: id.rawValue, password: password)))
+    }
+
+    /// Renames the lock or moves it to another room: who may open it follows the room's rule from
+    /// then on. Its broker account and key are untouched.
+    @Sendable func update(request: Request, context: AppContext) async throws -> LockResponse {
+        let admin = try context.requireIdentity().user
+        let id = try Self.lockID(context)
+        let body = try await request.decodeStrict(Update.self, context: context)
+        let name = try body.name.map { name in
+            guard let valid = Validation.name(name) else { throw APIError.invalidField("name", "1–100 characters") }
+            return valid
+        }
+        let room = try body.roomId.map { text in
+            guard let room = RoomID(text) else { throw APIError.invalidID("roomId") }
+            return room
+        }
+        do {
+            let lock = try await services.store.updateLock(
+                id, in: admin.companyID, name: name, room: room,
+                audit: services.audit(.updateLock, by: admin, company: admin.companyID, lock: id, room: nil))
+            return response(lock)
+        } catch StoreError.notFound {
+            throw APIError.notFound(.lockNotFound)
+        }
     }
 
     @Sendable func activate(request: Request, context: AppContext) async throws -> LockResponse {

@@ -63,6 +63,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case .lastAdmin: .conflict(.lastAdmin, "The company must keep at least one enabled admin")
         case .roomHasLocks: .conflict(.roomHasLocks, "Retire or move the room's locks first")
         case .lockRetired: .conflict(.lockRetired, "The lock is retired")
+        case .roomNotFound: .notFound(.roomNotFound)
         case .credentialsChanged: .invalidCredentials
         case .userDisabled: .userDisabled
         case .idTokenSpent: .idTokenInvalid
