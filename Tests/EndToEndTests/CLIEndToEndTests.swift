@@ -261,13 +261,7 @@ struct CLIEndToEndTests {
             return nil
         }
         defer { server.stop() }
-        let admin = Person(home: "\(directory.path)/home", language: language)
-        try FileManager.default.createDirectory(
-            atPath: "\(admin.home)/unlockit", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let session =
-            #"{"server":"http://127.0.0.1:\#(server.port)","token":"uit_x","expiresAt":"2099-01-01T00:00:00Z","#
-            + #""email":"admin@acme.test","role":"admin"}"#
-        #expect(FileManager.default.createFile(atPath: admin.credentialsPath, contents: Data(session.utf8), attributes: [.posixPermissions: 0o600]))
+        let admin = try Self.signedInAdmin(home: "\(directory.path)/home", language: language, server: server.port)
         let csv = "\(directory.path)/staff.csv"
         try "email,name,role,level\nnew@acme.test,New,employee,1\n".write(toFile: csv, atomically: true, encoding: .utf8)
 
@@ -304,13 +298,7 @@ struct CLIEndToEndTests {
             return "HTTP/1.1 \(status)\r\nContent-Type: text/html\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         }
         defer { server.stop() }
-        let admin = Person(home: "\(directory.path)/home", language: "en")
-        try FileManager.default.createDirectory(
-            atPath: "\(admin.home)/unlockit", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let session =
-            #"{"server":"http://127.0.0.1:\#(server.port)","token":"uit_x","expiresAt":"2099-01-01T00:00:00Z","#
-            + #""email":"admin@acme.test","role":"admin"}"#
-        #expect(FileManager.default.createFile(atPath: admin.credentialsPath, contents: Data(session.utf8), attributes: [.posixPermissions: 0o600]))
+        let admin = try Self.signedInAdmin(home: "\(directory.path)/home", language: "en", server: server.port)
         let added = try await admin.run(["rooms", "add", "Lab", "--type", "office", "--list-only"])
         #expect(added.status == 7 && added.stderr.contains("what was asked may have been done"), "\(added)")
         let listed = try await admin.run(["rooms", "list"])
@@ -334,6 +322,18 @@ struct CLIEndToEndTests {
         #expect(refused.stderr.contains("No email address was given.") && refused.stderr.contains("--email"), "\(refused)")
         try await Task.sleep(for: .milliseconds(100))
         #expect(server.accepted == 0)
+    }
+
+    /// An admin whose stored session names the scripted server on `port` (which checks no token).
+    static func signedInAdmin(home: String, language: String, server port: Int) throws -> Person {
+        let admin = Person(home: home, language: language)
+        try FileManager.default.createDirectory(
+            atPath: "\(admin.home)/unlockit", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let session =
+            #"{"server":"http://127.0.0.1:\#(port)","token":"uit_x","expiresAt":"2099-01-01T00:00:00Z","#
+            + #""email":"admin@acme.test","role":"admin"}"#
+        #expect(FileManager.default.createFile(atPath: admin.credentialsPath, contents: Data(session.utf8), attributes: [.posixPermissions: 0o600]))
+        return admin
     }
 
     static let lost: [String: [String: String]] = [
