@@ -48,10 +48,12 @@ struct Harness {
         return logger
     }()
 
-    func run(_ body: @Sendable (API) async throws -> Void) async throws {
+    /// `live`: over a real connection from 127.0.0.1 (a client address, as behind a proxy), not
+    /// straight into the router.
+    func run(live: Bool = false, _ body: @Sendable (API) async throws -> Void) async throws {
         let app = try UnlockITApp.build(
             .init(configuration: configuration, store: store, masterKey: masterKey, clock: clock.serverClock, logger: Self.logger))
-        try await app.test(.router) { client in try await body(API(client: client, harness: self)) }
+        try await app.test(live ? .live : .router) { client in try await body(API(client: client, harness: self)) }
     }
 
     /// Runs `body` while another connection has executed `sql` on the database and holds its commit
@@ -144,10 +146,11 @@ struct API: Sendable {
         var description: String { "\(status) \(text.prefix(400))" }
     }
 
-    func call(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: [String: any Sendable]? = nil, raw: String? = nil)
-        async throws -> Reply
-    {
-        var headers: HTTPFields = [:]
+    func call(
+        _ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: [String: any Sendable]? = nil, raw: String? = nil,
+        headers extra: HTTPFields = [:]
+    ) async throws -> Reply {
+        var headers = extra
         if let token { headers[.authorization] = "Bearer \(token)" }
         var body: ByteBuffer?
         if let json {

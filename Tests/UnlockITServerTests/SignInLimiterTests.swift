@@ -48,6 +48,45 @@ import Testing
         #expect(isBusy(limiter.begin("a@x.test", now: now)))  // one failure left, and one check is running
     }
 
+    @Test("Failures from elsewhere do not lock the user out at a client they signed in from; its own failures do")
+    func aKnownClientIsCountedApart() throws {
+        let limiter = SignInLimiter(perHour: 100, lockoutThreshold: 3, lockoutSeconds: 60)
+        func fail(from client: String) throws {
+            limiter.finished(try #require(started(limiter.begin("a@x.test", client: client, now: now))), passed: false, now: now)
+        }
+        limiter.finished(try #require(started(limiter.begin("a@x.test", client: "home", now: now))), passed: true, now: now)
+        // Someone who knows the email fails on purpose from elsewhere: the account is locked out for
+        // every client that never had the password, not for the user's own.
+        for _ in 0..<3 { try fail(from: "mallory") }
+        #expect(isRefused(limiter.begin("a@x.test", client: "mallory", now: now)))
+        #expect(isRefused(limiter.begin("a@x.test", client: "somewhere-new", now: now)))
+        #expect(isRefused(limiter.begin("a@x.test", now: now)))
+        let home = try #require(started(limiter.begin("a@x.test", client: "home", now: now)))
+        limiter.finished(home, passed: true, now: now)
+        // The known client's own failures lock it out by themselves, as an account's would.
+        for _ in 0..<3 { try fail(from: "home") }
+        #expect(isRefused(limiter.begin("a@x.test", client: "home", now: now.addingTimeInterval(59))))
+        #expect(started(limiter.begin("a@x.test", client: "home", now: now.addingTimeInterval(61))).map(limiter.abandoned) != nil)
+        // Known for a while only: a month later the client counts with the account again.
+        let later = now.addingTimeInterval(SignInLimiter.knownClientLifetime + 1)
+        for _ in 0..<3 {
+            limiter.finished(try #require(started(limiter.begin("a@x.test", client: "mallory", now: later))), passed: false, now: later)
+        }
+        #expect(isRefused(limiter.begin("a@x.test", client: "home", now: later)))
+    }
+
+    @Test("An account remembers a bounded number of clients, the most recent")
+    func knownClientsAreBounded() throws {
+        let limiter = SignInLimiter(perHour: 100, lockoutThreshold: 1, lockoutSeconds: 60)
+        for index in 0...SignInLimiter.knownClientsPerAccount {
+            let at = now.addingTimeInterval(Double(index))
+            limiter.finished(try #require(started(limiter.begin("a@x.test", client: "c\(index)", now: at))), passed: true, now: at)
+        }
+        limiter.finished(try #require(started(limiter.begin("a@x.test", client: "mallory", now: now))), passed: false, now: now)
+        #expect(isRefused(limiter.begin("a@x.test", client: "c0", now: now)))  // the oldest was forgotten
+        #expect(started(limiter.begin("a@x.test", client: "c1", now: now)) != nil)
+    }
+
     @Test("At most perHour failures in any hour")
     func hourlyLimit() throws {
         let limiter = SignInLimiter(perHour: 3, lockoutThreshold: 100, lockoutSeconds: 60)

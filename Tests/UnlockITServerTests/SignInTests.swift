@@ -361,6 +361,31 @@ struct SignInTests {
         }
     }
 
+    @Test("Wrong passwords from one client lock the account for others, not for a client the user signed in from")
+    func aKnownClientOutlastsALockOut() async throws {
+        // Behind a trusted proxy on 127.0.0.1, each request names its client in X-Forwarded-For.
+        let harness = try Harness {
+            $0.lockoutThreshold = 3; $0.lockoutSeconds = 600; $0.trustedProxies = ["127.0.0.1"]
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run(live: true) { api in
+            func attempt(_ password: String, from client: String) async throws -> Int {
+                var headers = HTTPFields()
+                headers[ClientAddress.forwardedFor] = client
+                let body: [String: any Sendable] = ["email": "admin@acme.test", "password": password]
+                return try await api.call(.post, "/api/v1/auth/sign-in", json: body, headers: headers).status
+            }
+            var statuses = [try await attempt(initial, from: "198.51.100.7")]
+            for _ in 0..<3 { statuses.append(try await attempt("not the password", from: "203.0.113.66")) }
+            // Locked out for a client that never had the password, the right one included.
+            statuses.append(try await attempt(initial, from: "203.0.113.66"))
+            statuses.append(try await attempt(initial, from: "192.0.2.1"))
+            // The user's own client still signs in.
+            statuses.append(try await attempt(initial, from: "198.51.100.7"))
+            #expect(statuses == [200, 401, 401, 401, 401, 401, 200])
+        }
+    }
+
     @Test("At most a set number of failed sign-ins per account per hour")
     func hourlyLimit() async throws {
         let harness = try Harness {

@@ -6,6 +6,12 @@ import Synchronization
 /// Accounts are keyed by the normalised email whether or not they exist, and a blocked attempt is
 /// answered exactly like a wrong password, so neither the limit nor the lock-out tells an attacker
 /// anything.
+///
+/// A client (``ClientAddress``) that signed in to the account with its password in the last
+/// ``knownClientLifetime`` is counted apart: its checks have limits of their own, the same ones, and
+/// neither touch nor are stopped by the account's. So whoever knows an email can no longer keep its
+/// user out by failing on purpose from elsewhere, and guessing from a client that never had the
+/// password is limited as before; a client becomes known only by giving the right password.
 final class SignInLimiter: Sendable {
     private struct Record {
         var failures: [Date] = []
@@ -17,7 +23,10 @@ final class SignInLimiter: Sendable {
 
     /// A password check that may run; end it with ``finished(_:passed:now:)`` or ``abandoned(_:)``.
     struct Attempt: Sendable {
+        /// The record it counts on: the account's, or its known client's.
         let account: String
+        let email: String
+        let client: String?
     }
 
     enum Verdict: Sendable {
@@ -36,6 +45,13 @@ final class SignInLimiter: Sendable {
     private let lockoutThreshold: Int
     private let lockout: TimeInterval
     private let records = Mutex<[String: Record]>([:])
+    /// Per account, the clients that signed in to it with its password, and when they last did.
+    private let knownClients = Mutex<[String: [String: Date]]>([:])
+
+    /// How long a client that signed in stays known to the account.
+    static let knownClientLifetime: TimeInterval = 30 * 86_400
+    /// Known clients kept per account (the most recent).
+    static let knownClientsPerAccount = 8
 
     /// How many accounts are remembered.
     var accountCount: Int { records.withLock { $0.count } }
@@ -50,9 +66,14 @@ final class SignInLimiter: Sendable {
         self.lockout = TimeInterval(lockoutSeconds)
     }
 
-    /// Whether a password check for `account` may start now.
-    func begin(_ account: String, now: Date) -> Verdict {
-        records.withLock { records in
+    /// Whether a password check for `account` may start now, asked from `client` (none: counted
+    /// on the account).
+    func begin(_ email: String, client: String? = nil, now: Date) -> Verdict {
+        let known = client.flatMap { client in
+            knownClients.withLock { $0[email]?[client] }.map { now.timeIntervalSince($0) < Self.knownClientLifetime ? client : nil } ?? nil
+        }
+        let account = known.map { "\(email)\u{0}\($0)" } ?? email
+        return records.withLock { records in
             if records[account] == nil && records.count >= capacity {
                 // A tenth at once (one sort per that many new accounts, not a scan per attempt): locked-out
                 // accounts last, the others by their last failure, oldest first.
@@ -71,7 +92,7 @@ final class SignInLimiter: Sendable {
                 return .busy
             }
             record.inFlight += 1
-            return .check(Attempt(account: account))
+            return .check(Attempt(account: account, email: email, client: client))
         }
     }
 
@@ -96,6 +117,7 @@ final class SignInLimiter: Sendable {
             record.inFlight = max(0, record.inFlight - 1)
             if passed {
                 record.consecutive = 0
+                if let client = attempt.client { remember(client, of: attempt.email, now: now) }
             } else {
                 record.failures.append(now)
                 record.consecutive += 1
@@ -105,6 +127,15 @@ final class SignInLimiter: Sendable {
                 }
             }
             records[attempt.account] = record
+        }
+    }
+
+    private func remember(_ client: String, of email: String, now: Date) {
+        knownClients.withLock { known in
+            var clients = known[email] ?? [:]
+            clients[client] = now
+            if clients.count > Self.knownClientsPerAccount, let oldest = clients.min(by: { $0.value < $1.value })?.key { clients[oldest] = nil }
+            known[email] = clients
         }
     }
 

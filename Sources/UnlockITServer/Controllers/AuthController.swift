@@ -38,7 +38,7 @@ struct AuthController {
     }
 
     @Sendable func signIn(request: Request, context: AppContext) async throws -> SignedIn {
-        try services.admitPasswordClient(request, context)
+        let client = try services.admitPasswordClient(request, context)
         let body = try await request.decodeStrict(PasswordSignIn.self, context: context)
         let now = services.clock.now()
         // Every failure below answers the same 401 after the same bcrypt work: a wrong email, a wrong
@@ -48,7 +48,7 @@ struct AuthController {
             throw APIError.invalidCredentials
         }
         let attempt: SignInLimiter.Attempt
-        switch services.signInLimiter.begin(email, now: now) {
+        switch services.signInLimiter.begin(email, client: client, now: now) {
         case .check(let started):
             attempt = started
         case .busy:

@@ -51,7 +51,7 @@ struct MeController {
 
     @Sendable func changePassword(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
-        try services.admitPasswordClient(request, context)
+        let client = try services.admitPasswordClient(request, context)
         let body = try await request.decodeStrict(PasswordChange.self, context: context)
         guard let (_, hash) = try await services.store.credentials(email: identity.user.email), let hash else {
             throw APIError.conflict(.noPassword, "This account signs in with OpenID Connect only")
@@ -59,7 +59,7 @@ struct MeController {
         // The current password is guessed against the same limit as sign-ins: a stolen session must
         // not become a way to try passwords without one (and then to take the account over).
         let attempt: SignInLimiter.Attempt
-        switch services.signInLimiter.begin(identity.user.email, now: services.clock.now()) {
+        switch services.signInLimiter.begin(identity.user.email, client: client, now: services.clock.now()) {
         case .check(let started):
             attempt = started
         case .busy:
