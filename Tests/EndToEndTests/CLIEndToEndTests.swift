@@ -44,7 +44,7 @@ struct CLIEndToEndTests {
             "denied": "Error: Access denied: your security level is too low for this room.",
             "deniedHint": "See what you can open with: unlockit access", "granted": "opened",
             "levelTooLow": "your security level is too low for this room",
-            "levelChange": "Level: 1 → 2", "roleChange": "Role: employee → admin",
+            "levelChange": "Level: 1 → 2", "roleChange": "Role: employee → admin", "roomChange": "Room: Lab → Annex",
             "expired": "Error: Your session has expired or was ended.", "logInAgain": "Sign in again with: unlockit login",
             "exposed": "can be read by other users", "chmod": "chmod 600", "notSignedIn": "Error: You are not signed in.",
             "adminOnly": "Error: Only an admin may do this.", "offline": "Error: The lock is offline.", "unreachable": "cannot be reached",
@@ -67,7 +67,7 @@ struct CLIEndToEndTests {
             "threeUsers": "3 Brugere I Alt", "oneRoom": "1 Rum", "unlocked": "Front door (lock-cli) er låst op.",
             "denied": "Fejl: Adgang nægtet: dit sikkerhedsniveau er for lavt til dette rum.",
             "deniedHint": "Se, hvad du kan åbne, med: unlockit access", "granted": "åbnet",
-            "levelChange": "Niveau: 1 → 2", "roleChange": "Rolle: medarbejder → administrator",
+            "levelChange": "Niveau: 1 → 2", "roleChange": "Rolle: medarbejder → administrator", "roomChange": "Rum: Lab → Annex",
             "levelTooLow": "dit sikkerhedsniveau er for lavt til dette rum", "expired": "Fejl: Din session er udløbet eller blevet afsluttet.",
             "logInAgain": "Log ind igen med: unlockit login", "exposed": "kan læses af andre brugere", "chmod": "chmod 600",
             "notSignedIn": "Fejl: Du er ikke logget ind.", "adminOnly": "Fejl: Kun en administrator må gøre dette.",
@@ -217,6 +217,11 @@ struct CLIEndToEndTests {
             #expect(renamed.status == 0, "\(renamed)")
             #expect(try await admin.run(["locks", "show", "lock-cli", "--json"]).json["name"] as? String == "Lab door")
             #expect(try await admin.run(["locks", "edit", "lock-cli"]).status == 64)
+            // Moved to another room; the log names both rooms.
+            #expect(try await admin.run(["rooms", "add", "Annex", "--type", "office", "--level", "1"]).status == 0)
+            #expect(try await admin.run(["locks", "edit", "lock-cli", "--room", "Annex"]).status == 0)
+            let move = try await admin.run(["audit", "--action", "update_lock"])
+            #expect(move.stdout.contains(t["roomChange"]!), "\(move)")
 
             // A password reset: the server chooses the password, shown once, and it signs the clerk in
             // (who must then choose their own); or the admin gives one on stdin.

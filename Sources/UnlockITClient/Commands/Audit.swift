@@ -69,7 +69,7 @@ struct Audit: AsyncParsableCommand {
                 l.has("outcome.\(event.outcome)") ? l("outcome.\(event.outcome)") : event.outcome,
                 event.reason.map { CLIError.reasonText($0, l) } ?? "–", event.actorId.map { emails[$0] ?? $0 } ?? "–",
                 event.subjectId.map { emails[$0] ?? $0 } ?? "–", event.lockId ?? "–", event.roomId.map { roomNames[$0] ?? $0 } ?? "–",
-                Self.changes(event.changes ?? [], context),
+                Self.changes(event.changes ?? [], rooms: roomNames, context),
             ])
         }
         Terminal.line(page.items.isEmpty ? l("audit.none") : table.rendered)
@@ -78,13 +78,15 @@ struct Audit: AsyncParsableCommand {
 }
 
 extension Audit {
-    /// What an admin change set, in the user's language: `Role: employee → admin; Level: 1 → 9`.
-    static func changes(_ changes: [AuditChangeModel], _ context: CommandContext) -> String {
+    /// What an admin change set, in the user's language: `Role: employee → admin; Level: 1 → 9`
+    /// (a room by its name while it exists).
+    static func changes(_ changes: [AuditChangeModel], rooms: [String: String], _ context: CommandContext) -> String {
         guard !changes.isEmpty else { return "–" }
         let l = context.l
         let labels = [
             "role": "column.role", "securityLevel": "column.level", "enabled": "column.enabled", "email": "column.email", "name": "column.name",
             "requiredLevel": "column.required_level", "type": "column.type", "bookable": "column.bookable", "description": "column.description",
+            "roomId": "column.room",
         ]
         func value(_ field: String, _ text: String?) -> String {
             guard let text else { return "–" }
@@ -92,6 +94,7 @@ extension Audit {
             case "role" where l.has("role.\(text)"): return l("role.\(text)")
             case "type" where l.has("roomtype.\(text)"): return l("roomtype.\(text)")
             case "enabled", "bookable": return Bool(text).map(context.yesNo) ?? text
+            case "roomId": return rooms[text] ?? text
             default: return text
             }
         }

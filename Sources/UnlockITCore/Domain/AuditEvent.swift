@@ -50,8 +50,8 @@ public struct AuditEvent: Sendable, Equatable {
     public var outcome: AuditOutcome
     /// A stable machine-readable reason, e.g. `level_too_low`, `granted`, `lock_timeout`.
     public var reason: String?
-    /// For a user's or room's creation or update: the fields it set, with their values before and
-    /// after (the store fills these in from the rows it writes).
+    /// For a user's or room's creation, update or deletion, and a lock's update: the fields it set,
+    /// with their values before and after (the store fills these in from the rows it writes).
     public var changes: [AuditChange]
 
     public init(

@@ -104,7 +104,7 @@ struct AuditEventResponse: ResponseCodable {
     var subjectId: String?
     var lockId: String?
     var roomId: String?
-    /// What a user's or room's creation, update or deletion set; absent for other events.
+    /// What a user's or room's creation, update or deletion, or a lock's update, set; absent for other events.
     var changes: [AuditChange]?
 
     init(_ event: AuditEvent) {

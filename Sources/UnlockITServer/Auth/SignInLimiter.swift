@@ -66,8 +66,8 @@ final class SignInLimiter: Sendable {
         self.lockout = TimeInterval(lockoutSeconds)
     }
 
-    /// Whether a password check for `account` may start now, asked from `client` (none: counted
-    /// on the account).
+    /// Whether a password check of the account `email` may start now, asked from `client` (none:
+    /// counted on the account).
     func begin(_ email: String, client: String? = nil, now: Date) -> Verdict {
         let known = client.flatMap { client in
             knownClients.withLock { $0[email]?[client] }.map { now.timeIntervalSince($0) < Self.knownClientLifetime ? client : nil } ?? nil
