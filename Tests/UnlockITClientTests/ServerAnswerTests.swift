@@ -26,6 +26,15 @@ struct ServerAnswerTests {
         #expect(elsewhere.accepted == 0, "the request, password and all, was sent on to where the redirect pointed")
     }
 
+    @Test("An invalid field names itself as the server did, in the user's language around it")
+    func anInvalidFieldSaysWhich() {
+        let en = CLIError.problem("invalid_field", reason: nil, detail: "name: 1–100 characters", Localizer(.english))
+        #expect(en.message == "A value you gave is not valid (the server says: name: 1–100 characters).")
+        let da = CLIError.problem("invalid_field", reason: nil, detail: "name: 1–100 characters", Localizer(.danish))
+        #expect(da.message == "En værdi, du angav, er ikke gyldig (serveren siger: name: 1–100 characters).")
+        #expect(CLIError.problem("invalid_field", reason: nil, detail: nil, Localizer(.english)).message == "A value you gave is not valid.")
+    }
+
     @Test func aProxysErrorPageExitsWithWhatItMeans() async throws {
         for (code, status) in [
             (502, ExitStatus.serverUnreachable), (503, .serverUnreachable), (401, .notSignedIn), (403, .forbidden), (418, .failure),

@@ -33,6 +33,17 @@ import UnlockITLocalization
         #expect(throws: CLIError.self) { _ = try Users.Import.parse("email,name,role,level,level\na@x.dk,A,employee,1,5\n", l) }
     }
 
+    @Test func anImportOverTheServersLimitIsRefusedBeforeItIsSent() throws {
+        let l = Localizer(.english)
+        func file(_ count: Int) -> String { "email,name,role,level\n" + (1...count).map { "u\($0)@x.dk,U\($0),employee,1\n" }.joined() }
+        #expect(try Users.Import.parse(file(Users.Import.maximumRows), l).0.count == Users.Import.maximumRows)
+        #expect {
+            try Users.Import.parse(file(Users.Import.maximumRows + 1), l)
+        } throws: { error in
+            (error as? CLIError)?.message == "The file has 10,001 users; one import takes at most 10,000."
+        }
+    }
+
     @Test func plainHTTPIsOnlyForThisMachine() {
         for host in ["localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"] { #expect(CommandContext.isLoopback(host), "\(host)") }
         for host in ["doors.example.com", "10.0.0.1", "128.0.0.1", "127.0.0.1.example.com", "127.0.0", "localhost.example.com", "::2"] {

@@ -167,8 +167,15 @@ extension Users {
                 lines.append(record.line)
             }
             if records.count == 1 { throw CLIError(l("error.empty_file"), hint: l("hint.import_format"), status: .failure) }
+            // The server's own limit, said before the file is sent.
+            if records.count - 1 > Self.maximumRows {
+                throw CLIError(l("error.import_too_many", records.count - 1), hint: l("hint.import_split"), status: .failure)
+            }
             return (rows, lines, rejections)
         }
+
+        /// The most users one import takes (the server refuses more).
+        static let maximumRows = 10_000
 
         /// Every rejected row with its line number and reason; nothing was imported.
         static func rejected(_ rejections: [Rejection], _ context: CommandContext) -> CLIError {

@@ -38,7 +38,14 @@ public struct CLIError: Error, Sendable {
         if !l.has(key) {
             error = CLIError(l("error.unknown_problem", code), hint: detail, status: status)
         } else {
-            let message = ProblemCode(rawValue: code) == .accessDenied ? l(key, reasonText(reason ?? "", l)) : l(key)
+            let message: String
+            switch ProblemCode(rawValue: code) {
+            case .accessDenied?: message = l(key, reasonText(reason ?? "", l))
+            // Which field, and why, as the server put it (`name: 1–100 characters`): the API's field
+            // names are the same in every language, and without them the message names nothing.
+            case .invalidField? where detail?.isEmpty == false: message = l("error.invalid_field_detail", detail ?? "")
+            default: message = l(key)
+            }
             let hintKey = "hint.\(code)"
             error = CLIError(message, hint: l.has(hintKey) ? l(hintKey) : nil, status: status)
         }
