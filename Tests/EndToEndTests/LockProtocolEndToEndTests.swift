@@ -266,7 +266,7 @@ struct LockProtocolEndToEndTests {
             let (lockB, _) = try await site.registerLock("lock-acl-b")
             let b = LockID(lockB.id)!
             let observer = try await site.superuser("observer")
-            let seen = try await observer.record(Topics.event(b))
+            let seen = try await observer.record(Topics.event(b), Topics.status(b), Topics.command(b))
 
             let impostor = try MQTTClient(
                 configuration: MQTTClientConfiguration(
@@ -276,8 +276,15 @@ struct LockProtocolEndToEndTests {
             // Its own command topic: allowed. Another lock's: refused by the broker.
             try await impostor.subscribe(Topics.command(LockID(lockA.id)!))
             await #expect(throws: MQTTError.subscriptionRefused(Topics.command(b))) { try await impostor.subscribe(Topics.command(b)) }
-            // Publishing as lock B is dropped by the broker: the observer never sees it.
+            // Nor does a wildcard reach anyone else's: not every lock's commands, not everything.
+            for wildcard in [Topics.allCommands, Topics.allEvents, Topics.root + "/#", "#"] {
+                await #expect(throws: MQTTError.subscriptionRefused(wildcard)) { try await impostor.subscribe(wildcard) }
+            }
+            // Publishing as lock B, or as the server to lock B, is dropped by the broker: the observer
+            // never sees it. Not even a retained "online" status for B.
             try impostor.publish(topic: Topics.event(b), payload: Event.state(.unlocked).encoded())
+            try impostor.publish(topic: Topics.status(b), payload: Array(#"{"online":true}"#.utf8), retain: true)
+            try impostor.publish(topic: Topics.command(b), payload: Command.challenge(req: RequestID.random()).encoded())
             try impostor.publish(topic: Topics.event(LockID(lockA.id)!), payload: Event.state(.unlocked).encoded())
             try await Task.sleep(for: .milliseconds(500))
             #expect(seen.messages.isEmpty)
