@@ -43,10 +43,12 @@ public final class TestBroker: Sendable {
         }
     }
 
-    /// Stops the broker (SIGTERM) and starts it again on the same port with the same accounts.
-    public func restart(downtime: Duration = .milliseconds(500)) async throws {
+    /// Stops the broker (SIGTERM) and starts it again on the same port with the same accounts, after
+    /// `whileStopped` (a test's edit of the broker's files, as an operator's would be).
+    public func restart(downtime: Duration = .milliseconds(500), whileStopped: () throws -> Void = {}) async throws {
         await stop()
         try await Task.sleep(for: downtime)
+        try whileStopped()
         try await startProcess()
     }
 

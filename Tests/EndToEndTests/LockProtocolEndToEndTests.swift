@@ -509,6 +509,27 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A broker whose defaults let any client publish and subscribe is set back to deny at the server's next connect")
+    func openBrokerDefaultsAreClosed() async throws {
+        try await Site.with() { site in
+            let closed = try await site.broker.dynsec(["getDefaultACLAccess"])
+            #expect(closed.contains("publishClientSend    : deny") && closed.contains("subscribe            : deny"), "\(closed)")
+            // Opened in the broker's file while it is stopped (mosquitto_ctrl 2.0's setDefaultACLAccess
+            // sends a field the plugin does not read, so an operator would do it this way).
+            let file = URL(fileURLWithPath: "\(site.broker.directory)/dynamic-security.json")
+            try await site.broker.restart(downtime: .zero) {
+                var root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+                root["defaultACLAccess"] = ["publishClientSend": true, "publishClientReceive": true, "subscribe": true, "unsubscribe": true]
+                try JSONSerialization.data(withJSONObject: root).write(to: file)
+            }
+            try await site.server.waitUntilHealthy(timeout: .seconds(20))
+            try await Network.waitUntil("the defaults closed again", timeout: .seconds(20)) {
+                try await site.broker.dynsec(["getDefaultACLAccess"]) == closed
+            }
+            #expect(!site.server.process.lines(containing: "setDefaultACLAccess").isEmpty)
+        }
+    }
+
     @Test("Restarting mosquitto: server and lock reconnect by themselves, nothing queued opens the door")
     func brokerRestart() async throws {
         try await Site.with() { site in

@@ -53,11 +53,12 @@ public final class BrokerAccounts: Sendable {
         init(command: String) { self.command = command }
     }
 
+    /// A role's ACL entry; without a topic (and priority), one of the broker's defaults.
     struct ACL: Encodable {
         var acltype: String
-        var topic: String
+        var topic: String?
         var allow: Bool
-        var priority: Int = 0
+        var priority: Int? = 0
     }
 
     struct RoleRef: Codable {
@@ -84,6 +85,12 @@ public final class BrokerAccounts: Sendable {
         }
         var client: Client?
         var role: Role?
+        /// `getDefaultACLAccess`'s answer: what a client may do that no ACL of its roles mentions.
+        struct DefaultACL: Decodable, Sendable {
+            var acltype: String
+            var allow: Bool
+        }
+        var acls: [DefaultACL]?
     }
 
     private struct Envelope: Decodable { var responses: [Response] }
@@ -181,6 +188,9 @@ public final class BrokerAccounts: Sendable {
         try Self.check(responses.filter { $0.error?.contains("not found") != true })
     }
 
+    /// What the broker must refuse a client that no ACL of its roles allows (`dynsec init`'s defaults).
+    static let deniedByDefault = ["publishClientSend", "subscribe"]
+
     /// What the server's role allows: publishing commands to every lock, and a lock's retained status
     /// when the broker disconnected the lock without its last will (``LockGateway/brokerDisconnected(_:)``).
     static let serverRoleACLs = [
@@ -188,9 +198,10 @@ public final class BrokerAccounts: Sendable {
         ACL(acltype: "publishClientSend", topic: Topics.allStatuses, allow: true),
     ]
 
-    /// Gives the server's own account its role, with every ACL of ``serverRoleACLs``. `broker-setup`
-    /// writes the role into a new site's configuration; this repairs a broker set up another way, or
-    /// by an earlier version whose role had fewer ACLs. Idempotent: it looks first, because mosquitto
+    /// Gives the server's own account its role, with every ACL of ``serverRoleACLs``, and puts the
+    /// broker's default ACL access for ``deniedByDefault`` back to deny. `broker-setup` writes both
+    /// into a new site's configuration; this repairs a broker set up another way, or by an earlier
+    /// version whose role had fewer ACLs. Idempotent: it looks first, because mosquitto
     /// 2.0 kicks the clients of a role or client it changes, and answers addClientRole with "Internal
     /// error" (the change is made; the next connect finds it).
     public func ensureServerRole(username: String) async throws {
@@ -198,9 +209,9 @@ public final class BrokerAccounts: Sendable {
         getClient.username = username
         var getRole = Command(command: "getRole")
         getRole.rolename = Self.serverRole
-        let current = try await run([getClient, getRole])
-        guard current.count == 2 else { throw AccountError.refused(command: "getRole", error: "no answer") }
-        try Self.check([current[0]])
+        let current = try await run([getClient, getRole, Command(command: "getDefaultACLAccess")])
+        guard current.count == 3 else { throw AccountError.refused(command: "getRole", error: "no answer") }
+        try Self.check([current[0], current[2]])
 
         var changes: [Command] = []
         if current[1].error?.contains("not found") == true {
@@ -228,6 +239,19 @@ public final class BrokerAccounts: Sendable {
             addRole.username = username
             addRole.rolename = Self.serverRole
             changes.append(addRole)
+        }
+        // Every lock's role allows its own topics only, and relies on the broker refusing the rest: a
+        // broker whose defaults let any client publish or subscribe would let a lock read another's
+        // commands and answer in its name (forged results, or nonces that make the server an
+        // encryption oracle). Put back to deny, whoever set them so.
+        let open = (current[2].data?.acls ?? []).filter { Self.deniedByDefault.contains($0.acltype) && $0.allow }.map(\.acltype)
+        if !open.isEmpty {
+            logger.warning(
+                "the broker's default ACL access allowed what every lock's role relies on it to refuse; setting it to deny",
+                metadata: ["allowed": "\(open)"])
+            var setDefaults = Command(command: "setDefaultACLAccess")
+            setDefaults.acls = Self.deniedByDefault.map { ACL(acltype: $0, topic: nil, allow: false, priority: nil) }
+            changes.append(setDefaults)
         }
         guard !changes.isEmpty else { return }
         logger.info("giving the server's broker account its role", metadata: ["changes": "\(changes.map(\.command))"])
