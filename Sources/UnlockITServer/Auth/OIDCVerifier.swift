@@ -57,14 +57,23 @@ public final class OIDCVerifier: Sendable {
 
     private struct Header: Decodable {
         var alg: String
+        var kid: String?
+    }
+
+    /// An issuer's keys as loaded: jwt-kit's collection, and each key's algorithm (``SigningKeys``).
+    private struct LoadedKeys: Sendable {
+        let collection: JWTKeyCollection
+        let signing: SigningKeys
+
+        func accept(_ header: Header) -> Bool { signing.accept(alg: header.alg, kid: header.kid) }
     }
 
     private final class Issuer: Sendable {
         let configuration: ServerConfiguration.OIDCIssuer
-        let keys = Mutex<(collection: JWTKeyCollection, fetchedAt: Date)?>(nil)
+        let keys = Mutex<(loaded: LoadedKeys, fetchedAt: Date)?>(nil)
         /// The fetch under way, which every sign-in that needs the keys meanwhile waits for, and when
         /// the last one started, successful or not (see ``refetchInterval``).
-        let fetching = Mutex<(running: Task<JWTKeyCollection?, Never>?, generation: Int, startedAt: Date?)>((nil, 0, nil))
+        let fetching = Mutex<(running: Task<LoadedKeys?, Never>?, generation: Int, startedAt: Date?)>((nil, 0, nil))
 
         init(configuration: ServerConfiguration.OIDCIssuer) { self.configuration = configuration }
     }
@@ -110,15 +119,18 @@ public final class OIDCVerifier: Sendable {
             throw .algorithmNotAllowed
         }
 
+        // The key's algorithm must be the header's: a token never chooses how a key is used.
         let claims: Claims
-        if let verified = try? await keys(for: issuer).verify(idToken, as: Claims.self) {
+        let loaded = try await keys(for: issuer)
+        if loaded.accept(header), let verified = try? await loaded.collection.verify(idToken, as: Claims.self) {
             claims = verified
         } else {
             // Perhaps signed with a key the issuer has published since (a rotation): its keys again,
             // at most once per ``refetchInterval``, so a stream of bad tokens cannot make a stream of fetches.
             let again = try await keys(for: issuer, again: true)
+            guard again.accept(header) else { throw .badSignature }
             do {
-                claims = try await again.verify(idToken, as: Claims.self)
+                claims = try await again.collection.verify(idToken, as: Claims.self)
             } catch {
                 throw .badSignature
             }
@@ -155,17 +167,17 @@ public final class OIDCVerifier: Sendable {
     /// token no known key verifies). Sign-ins that need them while a fetch is under way wait for that
     /// one; none starts within ``refetchInterval`` of the last, and while fetches fail the keys
     /// already loaded stay in use.
-    private func keys(for issuer: Issuer, again: Bool = false) async throws(Failure) -> JWTKeyCollection {
+    private func keys(for issuer: Issuer, again: Bool = false) async throws(Failure) -> LoadedKeys {
         let now = clock.now()
         let cached = issuer.keys.withLock { $0 }
-        if let cached, !again, now.timeIntervalSince(cached.fetchedAt) < 3600 { return cached.collection }
-        let fetch = issuer.fetching.withLock { state -> Task<JWTKeyCollection?, Never>? in
+        if let cached, !again, now.timeIntervalSince(cached.fetchedAt) < 3600 { return cached.loaded }
+        let fetch = issuer.fetching.withLock { state -> Task<LoadedKeys?, Never>? in
             if let running = state.running { return running }
             if let last = state.startedAt, now.timeIntervalSince(last) < Self.refetchInterval { return nil }
             state.generation += 1
             let generation = state.generation
             // Made under the lock, so it is recorded as running before it can finish and say so.
-            let task = Task { [self] () -> JWTKeyCollection? in
+            let task = Task { [self] () -> LoadedKeys? in
                 let collection = await self.fetchKeys(issuer, at: now)
                 issuer.fetching.withLock { if $0.generation == generation { $0.running = nil } }
                 return collection
@@ -173,13 +185,13 @@ public final class OIDCVerifier: Sendable {
             state = (task, generation, now)
             return task
         }
-        if let fetch, let collection = await fetch.value { return collection }
+        if let fetch, let loaded = await fetch.value { return loaded }
         // No fetch now, or it failed: the keys already loaded, if any.
-        if let cached = issuer.keys.withLock({ $0 }) { return cached.collection }
+        if let cached = issuer.keys.withLock({ $0 }) { return cached.loaded }
         throw .keysUnavailable
     }
 
-    private func fetchKeys(_ issuer: Issuer, at now: Date) async -> JWTKeyCollection? {
+    private func fetchKeys(_ issuer: Issuer, at now: Date) async -> LoadedKeys? {
         do {
             let json: String
             if let file = issuer.configuration.jwksFile {
@@ -193,12 +205,19 @@ public final class OIDCVerifier: Sendable {
             } else {
                 throw Failure.keysUnavailable
             }
+            let signing = try SigningKeys.prepare(json, allowed: issuer.configuration.algorithms ?? Self.defaultAlgorithms)
+            if !signing.skipped.isEmpty {
+                logger.warning(
+                    "some of the issuer's keys are not used", metadata: ["issuer": "\(issuer.configuration.issuer)", "skipped": "\(signing.skipped)"])
+            }
             let collection = JWTKeyCollection()
-            try await collection.add(jwksJSON: json)
-            issuer.keys.withLock { $0 = (collection, now) }
-            return collection
+            try await collection.add(jwksJSON: signing.jwks)
+            let loaded = LoadedKeys(collection: collection, signing: signing)
+            issuer.keys.withLock { $0 = (loaded, now) }
+            return loaded
         } catch {
-            logger.error("could not load the issuer's keys", metadata: ["issuer": "\(issuer.configuration.issuer)"])
+            logger.error(
+                "could not load the issuer's keys", metadata: ["issuer": "\(issuer.configuration.issuer)", "error": "\(error)"])
             return nil
         }
     }
