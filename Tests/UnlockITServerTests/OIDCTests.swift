@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import JWTKit
 import SiteHarness
 import Testing
@@ -70,6 +71,21 @@ struct OIDCTests {
         return (harness, try await harness.bootstrap("Acme", email: "admin@acme.test"))
     }
 
+    @Test("An issuer whose keys cannot be loaded answers 503 identity_provider_unavailable, not a bad token")
+    func unavailableKeysAreNotABadToken() async throws {
+        let provider = Provider(kid: "key-1")
+        let harness = try Harness {
+            $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: "/nonexistent/jwks.json")]
+        }
+        _ = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let token = try await provider.token(email: "admin@acme.test", expires: harness.clock.now + 3600, issued: harness.clock.now)
+            let reply = try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": token])
+            #expect(reply.status == 503 && reply.code == "identity_provider_unavailable", "\(reply)")
+            #expect(reply.headers[.retryAfter] == "30")
+        }
+    }
+
     @Test func idTokensSignInOnlyWhenEverythingChecksOut() async throws {
         let provider = Provider(kid: "key-1")
         let impostor = Provider(kid: "key-1")
@@ -126,10 +142,18 @@ struct OIDCTests {
                     Self.clientID
                 ),
             ]
+            // Each with its reason, in the API's snake_case.
+            let reasons = [
+                "wrong audience": "wrong_audience", "unconfigured client": "wrong_audience", "wrong issuer": "unknown_issuer",
+                "expired": "expired", "issued in the future": "expired", "bad signature": "bad_signature",
+                "unverified email": "email_not_verified", "not a JWT": "malformed", "several audiences, no authorized party": "wrong_audience",
+                "issued to another application": "wrong_audience",
+            ]
             for (name, idToken, clientID) in cases {
                 let reply = try await signIn(idToken, clientID: clientID)
                 #expect(reply.status == 511, "\(name): \(reply)")
                 #expect(reply.code == "id_token_invalid", "\(name)")
+                #expect(reply.string("reason") == reasons[name], "\(name): \(reply)")
             }
 
             // A token with the signature of an unsigned ("none") algorithm is refused too.

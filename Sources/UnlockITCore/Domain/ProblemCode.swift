@@ -48,6 +48,8 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case lockTimeout = "lock_timeout"
     case brokerUnavailable = "broker_unavailable"
     case serverBusy = "server_busy"
+    /// The OpenID Connect issuer's keys could not be loaded: its sign-ins wait for them.
+    case identityProviderUnavailable = "identity_provider_unavailable"
     // Too many requests from one client or user (429)
     case tooManyRequests = "too_many_requests"
     case tooManyDeniedUnlocks = "too_many_denied_unlocks"

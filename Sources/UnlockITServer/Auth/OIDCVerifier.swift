@@ -37,6 +37,20 @@ public final class OIDCVerifier: Sendable {
         case expired
         case emailNotVerified
         case keysUnavailable
+
+        /// As the 511 answer's `reason` says it (snake_case, as every reason of the API).
+        public var reason: String {
+            switch self {
+            case .malformed: "malformed"
+            case .unknownIssuer: "unknown_issuer"
+            case .algorithmNotAllowed: "algorithm_not_allowed"
+            case .badSignature: "bad_signature"
+            case .wrongAudience: "wrong_audience"
+            case .expired: "expired"
+            case .emailNotVerified: "email_not_verified"
+            case .keysUnavailable: "keys_unavailable"
+            }
+        }
     }
 
     struct Claims: JWTPayload {

@@ -107,10 +107,15 @@ struct AuthController {
         let identity: OIDCVerifier.VerifiedIdentity
         do {
             identity = try await services.oidc.verify(idToken: body.idToken, clientID: body.clientID)
+        } catch .keysUnavailable {
+            // Not the token's fault: the issuer's keys could not be loaded (its provider down). A 511
+            // would tell the client its token is bad.
+            services.metrics.signIn(outcome: "provider_unavailable")
+            throw APIError.identityProviderUnavailable
         } catch {
             services.metrics.signIn(outcome: "id_token_invalid")
             var problem = APIError.idTokenInvalid
-            problem.reason = "\(error)"
+            problem.reason = error.reason
             throw problem
         }
         guard let email = Validation.email(identity.email), let (user, _) = try await services.store.credentials(email: email) else {

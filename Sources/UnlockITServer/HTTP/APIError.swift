@@ -137,6 +137,15 @@ extension APIError {
     /// Another change to the same lock's broker account has been under way for too long.
     static let lockAccountBusy = busy(detail: "Another change to this lock's broker account is under way. Try again shortly.")
 
+    /// The OpenID Connect issuer's keys could not be loaded; they are fetched again at most every 30 s.
+    static var identityProviderUnavailable: APIError {
+        var error = APIError(
+            .serviceUnavailable, code: .identityProviderUnavailable, title: "The identity provider's keys could not be loaded",
+            detail: "Try again shortly, or sign in with a password.")
+        error.headers[.retryAfter] = "30"
+        return error
+    }
+
     /// 503 `server_busy`, to be retried after a second.
     private static func busy(detail: String) -> APIError {
         var error = APIError(.serviceUnavailable, code: .serverBusy, title: "The server is busy", detail: detail)
