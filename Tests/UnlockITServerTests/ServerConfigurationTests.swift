@@ -70,6 +70,24 @@ import Testing
         #expect(try configuration.resolvedMQTTPassword() == "S3cret-broker")
     }
 
+    @Test("An OIDC issuer's keys come over https only, and its algorithms are asymmetric ones the server knows")
+    func anIssuersKeysAndAlgorithmsAreChecked() throws {
+        func issuer(_ extra: String) -> [String: String] {
+            ["UNLOCKIT_OIDC_ISSUERS": #"[{"issuer":"https://id.acme.test","clientIDs":["cli"],\#(extra)}]"#]
+        }
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: issuer(#""jwksURL":"http://id.acme.test/jwks""#))
+        } throws: { "\($0)".contains("jwksURL must be an https:// address") }
+        for algorithms in [#"[]"#, #"["HS256"]"#, #"["RS256","none"]"#, #"["rs256"]"#] {
+            #expect(throws: ServerConfiguration.ConfigurationError.self, "\(algorithms)") {
+                try ServerConfiguration.load(file: nil, environment: issuer(#""jwksFile":"/k","algorithms":\#(algorithms)"#))
+            }
+        }
+        let taken = try ServerConfiguration.load(
+            file: nil, environment: issuer(#""jwksURL":"https://id.acme.test/jwks","algorithms":["RS256","ES256"]"#))
+        #expect(taken.oidcIssuers.first?.algorithms == ["RS256", "ES256"])
+    }
+
     @Test("An OIDC issuer configured twice is refused: one entry would silently replace the other")
     func anIssuerTwiceIsRefused() {
         let twice =

@@ -92,7 +92,7 @@ public final class OIDCVerifier: Sendable {
         init(configuration: ServerConfiguration.OIDCIssuer) { self.configuration = configuration }
     }
 
-    private static let defaultAlgorithms = ["RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "EdDSA", "PS256", "PS384", "PS512"]
+    private static let defaultAlgorithms = ServerConfiguration.oidcAlgorithms
     private let issuers: [String: Issuer]
     private let clock: ServerClock
     private let logger: Logger

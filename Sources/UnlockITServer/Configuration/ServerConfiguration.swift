@@ -286,6 +286,17 @@ public struct ServerConfiguration: Sendable, Equatable {
             guard !issuer.clientIDs.isEmpty, (issuer.jwksFile == nil) != (issuer.jwksURL == nil) else {
                 throw ConfigurationError("OIDC issuer \(issuer.issuer) needs client ids and exactly one of jwksFile or jwksURL")
             }
+            // Keys fetched in the clear could be anyone's, and with them anyone could sign anyone in.
+            if let url = issuer.jwksURL, URL(string: url)?.scheme?.lowercased() != "https" {
+                throw ConfigurationError("OIDC issuer \(issuer.issuer): jwksURL must be an https:// address")
+            }
+            if let algorithms = issuer.algorithms {
+                let supported = Self.oidcAlgorithms
+                guard !algorithms.isEmpty, algorithms.allSatisfy(supported.contains) else {
+                    throw ConfigurationError(
+                        "OIDC issuer \(issuer.issuer): algorithms must be one or more of \(supported.joined(separator: ", "))")
+                }
+            }
             if let companies = issuer.companies {
                 guard !companies.isEmpty, companies.allSatisfy({ CompanyID($0) != nil }) else {
                     throw ConfigurationError("OIDC issuer \(issuer.issuer): companies must be one or more company ids")
@@ -296,6 +307,9 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
         }
     }
+
+    /// The asymmetric algorithms an ID token may be signed with (never `none` or HMAC).
+    public static let oidcAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 
     /// The broker password from the environment or its file.
     public func resolvedMQTTPassword() throws -> String {
