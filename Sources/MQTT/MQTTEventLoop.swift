@@ -256,16 +256,17 @@ public final class MQTTEventLoop: Sendable {
     }
 
     private func drainInbox(_ state: State) {
+        // Taken whole, not copied and then cleared: clearing a list still shared with the copy
+        // would allocate a new buffer for it on every turn.
         let (commands, dirty) = inbox.withLock { box -> ([Command], [ClientCore]) in
-            defer {
-                box.commands.removeAll(keepingCapacity: true)
-                box.dirty.removeAll(keepingCapacity: true)
-            }
-            return (box.commands, box.dirty)
+            (exchange(&box.commands, with: []), exchange(&box.dirty, with: []))
         }
         for core in dirty {
             // Cleared before writing, so a publish that races with this write queues the client again.
-            core.dirtyQueued.store(false, ordering: .sequentiallyConsistent)
+            // A read-modify-write, not a store: it synchronises with the publisher's exchange, so the
+            // look at libmosquitto's queue below cannot run ahead of it (as a plain load may after a
+            // store on ARM) and miss a packet whose publisher saw the flag still set.
+            _ = core.dirtyQueued.exchange(false, ordering: .acquiringAndReleasing)
             guard core.loopFD >= 0, mosquitto_want_write(core.mosq) else { continue }
             mosquitto_loop_write(core.mosq, 1)
             afterIO(core, state)
@@ -352,6 +353,9 @@ public final class MQTTEventLoop: Sendable {
     }
 
     private func register(_ core: ClientCore, socket: Int32, _ state: State) {
+        // libmosquitto opens its socket without close-on-exec: a child process started meanwhile
+        // would keep it open, and then libmosquitto's close would no longer take it out of epoll.
+        _ = fcntl(socket, F_SETFD, fcntl(socket, F_GETFD) | FD_CLOEXEC)
         core.loopFD = socket
         // Always watch for writability first: it signals a completed non-blocking connect.
         core.loopWriteInterest = true
