@@ -24,7 +24,8 @@ final class ClientCore: @unchecked Sendable {
     let dirtyQueued = Atomic<Bool>(false)
     /// Why the last connection attempt failed or the last connection ended; `nil` once connected.
     let lastFailure = Mutex<String?>(nil)
-    private let waiters = Mutex<[Int: CheckedContinuation<Void, any Error>]>([:])
+    /// Who waits for a connection, and, once the client has stopped, the error every later wait gets.
+    private let waiters = Mutex<(waiting: [Int: CheckedContinuation<Void, any Error>], closed: MQTTError?)>(([:], nil))
 
     // MARK: Event-loop-thread state
 
@@ -154,9 +155,9 @@ final class ClientCore: @unchecked Sendable {
             }
         }
         connected.store(true, ordering: .sequentiallyConsistent)
-        let ready = waiters.withLock { waiting in
-            defer { waiting.removeAll() }
-            return Array(waiting.values)
+        let ready = waiters.withLock { state in
+            defer { state.waiting.removeAll() }
+            return Array(state.waiting.values)
         }
         for waiter in ready { waiter.resume() }
         logger.debug("MQTT connected", metadata: ["client": "\(configuration.clientID)"])
@@ -204,29 +205,35 @@ final class ClientCore: @unchecked Sendable {
     func waitForConnection(id: Int) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             // A wait cancelled before it is filed here would never be found by the cancellation.
-            enum Start { case now, cancelled, later }
-            let start = waiters.withLock { waiting -> Start in
+            enum Start { case now, cancelled, closed(MQTTError), later }
+            let start = waiters.withLock { state -> Start in
                 if connected.load(ordering: .sequentiallyConsistent) { return .now }
                 if Task.isCancelled { return .cancelled }
-                waiting[id] = continuation
+                // Stopped: no connection will come, so the wait does not last until its timeout.
+                if let closed = state.closed { return .closed(closed) }
+                state.waiting[id] = continuation
                 return .later
             }
             switch start {
             case .now: continuation.resume()
             case .cancelled: continuation.resume(throwing: CancellationError())
+            case .closed(let error): continuation.resume(throwing: error)
             case .later: break
             }
         }
     }
 
     func cancelWaiter(id: Int, with error: any Error) {
-        waiters.withLock { $0.removeValue(forKey: id) }?.resume(throwing: error)
+        waiters.withLock { $0.waiting.removeValue(forKey: id) }?.resume(throwing: error)
     }
 
+    /// Ends every wait for a connection with `error`, and every wait that comes later (the client
+    /// has stopped).
     func cancelAllWaiters(with error: MQTTError) {
-        let all = waiters.withLock { waiting in
-            defer { waiting.removeAll() }
-            return Array(waiting.values)
+        let all = waiters.withLock { state in
+            defer { state.waiting.removeAll() }
+            state.closed = error
+            return Array(state.waiting.values)
         }
         for waiter in all { waiter.resume(throwing: error) }
     }

@@ -35,6 +35,9 @@ public final class MQTTClient: Sendable {
     private let core: ClientCore
     private let loop: MQTTEventLoop
     private let ownsLoop: Bool
+    /// Ends ``messages`` and ``connectionEvents`` once the client has stopped: a `for await` over
+    /// either would otherwise wait for ever.
+    private let finishStreams: @Sendable () -> Void
     private let nextWaiterID = Atomic<Int>(0)
 
     /// Creates a client driven by `loop`, or by a loop of its own when `loop` is `nil`.
@@ -64,6 +67,10 @@ public final class MQTTClient: Sendable {
             })
         self.loop = loop ?? MQTTEventLoop(name: "mqtt-\(configuration.clientID.prefix(8))", logger: logger)
         self.ownsLoop = loop == nil
+        self.finishStreams = {
+            messageContinuation.finish()
+            eventContinuation.finish()
+        }
     }
 
     /// Starts connecting in the background; reconnects by itself from then on. Only the first call
@@ -151,6 +158,7 @@ public final class MQTTClient: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.submit(.stop(core, done: { continuation.resume() }))
         }
+        finishStreams()
         if ownsLoop { await loop.shutdown() }
     }
 
@@ -161,6 +169,13 @@ public final class MQTTClient: Sendable {
         guard !core.stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let loop = self.loop
         let ownsLoop = self.ownsLoop
-        loop.submit(.stop(core, done: { if ownsLoop { loop.stopRunning() } }))
+        let finishStreams = self.finishStreams
+        loop.submit(
+            .stop(
+                core,
+                done: {
+                    finishStreams()
+                    if ownsLoop { loop.stopRunning() }
+                }))
     }
 }

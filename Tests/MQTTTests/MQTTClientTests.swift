@@ -348,6 +348,33 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("A shutdown ends the client's streams and every wait for a connection, also one that starts after it")
+    func aShutdownEndsStreamsAndWaits() async throws {
+        try await Fixture.with { fixture in
+            let client = try fixture.client("streams-end", subscriptions: ["streams/end"])
+            let ended = LockedBox(0)
+            let (messages, events) = (client.messages, client.connectionEvents)
+            Task {
+                for await _ in messages {}
+                ended.update { $0 += 1 }
+            }
+            Task {
+                for await _ in events {}
+                ended.update { $0 += 1 }
+            }
+            client.start()
+            try await client.waitUntilConnected(timeout: .seconds(5))
+            await client.shutdown()
+            // Polled, not awaited: a stream that never ends must fail this test, not hang it.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ended.get() < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(ended.get() == 2)
+            let waited = ContinuousClock.now
+            await #expect(throws: MQTTError.shutDown) { try await client.waitUntilConnected(timeout: .seconds(30)) }
+            #expect(ContinuousClock.now - waited < .seconds(5))
+        }
+    }
+
     @Test("A client stopped before the broker answered closes its socket at once, not when it is released")
     func aStoppedClientClosesItsSocket() async throws {
         let listener = try Network.listener()
