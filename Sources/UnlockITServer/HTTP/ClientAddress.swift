@@ -36,14 +36,22 @@ enum ClientAddress {
 
     private static func bucket(_ address: SocketAddress) -> String {
         guard case .v6(let v6) = address, mappedIPv4(address) == nil else { return canonical(address) }
-        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        let bytes = addressBytes(v6)
         let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/64"
     }
 
+    /// The 16 bytes of an IPv6 address, read from its `sockaddr_in6` by position (family, port and
+    /// flow label come first, 8 bytes on Linux and the BSDs alike). Not through `sin6_addr`: which
+    /// module that member belongs to (Glibc's or NIO's own C module, which both declare the struct)
+    /// depends on the order the compiler loads them in, and a clean build can then refuse the name.
+    private static func addressBytes(_ v6: SocketAddress.IPv6Address) -> [UInt8] {
+        withUnsafeBytes(of: v6.address) { Array($0[8..<24]) }
+    }
+
     private static func mappedIPv4(_ address: SocketAddress) -> String? {
         guard case .v6(let v6) = address else { return nil }
-        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        let bytes = addressBytes(v6)
         guard bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff else { return nil }
         return bytes[12...].map(String.init).joined(separator: ".")
     }
