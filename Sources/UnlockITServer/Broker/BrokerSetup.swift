@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 
 /// Writes a mosquitto configuration for a local UnlockIT site: one loopback listener, no anonymous
 /// access, TCP_NODELAY, and the dynamic-security plugin with one admin account for the server.
@@ -69,7 +68,11 @@ public struct BrokerSetup: Sendable {
             password = (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
             // The password first, on the disk before the accounts that take it: a setup that stops
             // half-way never leaves accounts whose password is stored nowhere.
-            try writePrivately(password + "\n", to: passwordPath)
+            do {
+                try PrivateFile.create(passwordPath, text: password + "\n")
+            } catch {
+                throw SetupError.failed("cannot write \(passwordPath): \(error.reason)")
+            }
             do {
                 try initialiseDynamicSecurity(password: password)
             } catch {
@@ -124,20 +127,6 @@ public struct BrokerSetup: Sendable {
         guard process.terminationStatus == 0 else { throw SetupError.failed("mosquitto_ctrl dynsec init exited with \(process.terminationStatus)") }
         try addServerRole()
         guard chmod(dynamicSecurityPath, 0o600) == 0 else { throw SetupError.failed("cannot make \(dynamicSecurityPath) private (mode 0600)") }
-    }
-
-    /// Writes `text` to a new file only its owner can read, and syncs it; an existing file is not replaced.
-    private func writePrivately(_ text: String, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SetupError.failed("cannot create \(path): \(String(cString: strerror(errno)))") }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        let closed = close(fd) == 0
-        guard written == bytes.count, synced, closed else {
-            unlink(path)
-            throw SetupError.failed("cannot write \(path)")
-        }
     }
 
     /// Gives the server's account its role (commands to every lock) before the broker first starts,

@@ -61,18 +61,12 @@ public struct MasterKey: Sendable {
     public static func create(path: String) throws -> MasterKey {
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
         let text = bytes.map { String(format: "%02x", $0) }.joined() + "\n"
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw MasterKeyError.unreadable(path) }
-        defer { close(fd) }
-        let written = text.withCString { write(fd, $0, strlen($0)) }
         // On the disk before the database's check value is: a key lost to a power cut would leave a
         // database no key opens.
-        guard written == text.utf8.count, fsync(fd) == 0 else { throw MasterKeyError.unreadable(path) }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 {
-            _ = fsync(folder)
-            close(folder)
+        do {
+            try PrivateFile.create(path, text: text)
+        } catch {
+            throw MasterKeyError.unreadable(path)
         }
         return try MasterKey(bytes: bytes)
     }
