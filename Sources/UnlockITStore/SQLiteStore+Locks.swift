@@ -11,10 +11,7 @@ extension SQLiteStore {
         let write = { (db: Database) in
             if let admin { try Self.require(admin, db) }
             guard try !LockRecord.exists(db, key: lock.id.rawValue) else { throw StoreError.lockIDTaken }
-            if let room = lock.roomID {
-                let inCompany = try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == lock.companyID.rawValue).fetchCount(db)
-                guard inCompany == 1 else { throw StoreError.notFound }
-            }
+            if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
             try LockRecord(lock).insert(db)
             if let audit { try self.insertAudit(audit, db) }
         }
@@ -131,8 +128,7 @@ extension SQLiteStore {
             else { throw StoreError.notFound }
             guard record.state != LockState.retired.rawValue else { throw StoreError.lockRetired }
             if let room {
-                let inCompany = try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == company.rawValue).fetchCount(db)
-                guard inCompany == 1 else { throw StoreError.roomNotFound }
+                guard try Self.roomExists(room, in: company, db) else { throw StoreError.roomNotFound }
                 record.roomId = room.rawValue
             }
             if let name { record.name = name }

@@ -37,6 +37,11 @@ extension SQLiteStore {
     }
 
     /// The company's rooms by name, with the authorizations `sql` selects (roomId, userId).
+    /// Whether `room` is one of `company`'s: a room of another company is no room at all to its caller.
+    static func roomExists(_ room: RoomID, in company: CompanyID, _ db: Database) throws -> Bool {
+        try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1
+    }
+
     private static func fetchRooms(in company: CompanyID, _ db: Database, authorizations sql: String, _ arguments: StatementArguments) throws
         -> [Room]
     {
@@ -88,7 +93,7 @@ extension SQLiteStore {
     public func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws {
         try await auditedWrite { db in
             // Both must be of the caller's company; anything else is reported as missing.
-            guard try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1,
+            guard try Self.roomExists(room, in: company, db),
                 try UserRecord.filter(Column("id") == user.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1
             else { throw StoreError.notFound }
             let record = RoomAuthorizationRecord(roomId: room.rawValue, userId: user.rawValue)
