@@ -69,10 +69,10 @@ final class SignInLimiter: Sendable {
     /// Whether a password check of the account `email` may start now, asked from `client` (none:
     /// counted on the account).
     func begin(_ email: String, client: String? = nil, now: Date) -> Verdict {
-        let known = client.flatMap { client in
-            knownClients.withLock { $0[email]?[client] }.map { now.timeIntervalSince($0) < Self.knownClientLifetime ? client : nil } ?? nil
-        }
-        let account = known.map { "\(email)\u{0}\($0)" } ?? email
+        // A client known to the account counts on a record of its own, keyed by both.
+        let lastSignIn = client.flatMap { client in knownClients.withLock { $0[email]?[client] } }
+        let known = lastSignIn.map { now.timeIntervalSince($0) < Self.knownClientLifetime } ?? false
+        let account = if known, let client { "\(email)\u{0}\(client)" } else { email }
         return records.withLock { records in
             if records[account] == nil && records.count >= capacity {
                 // A tenth at once (one sort per that many new accounts, not a scan per attempt): locked-out
