@@ -176,11 +176,16 @@ struct API: Sendable {
     }
 
     /// Signs in and, if asked to, replaces the initial password. Returns the token.
+    /// `POST /api/v1/me/password` in the session `token`, giving `current` as the current password.
+    func changePassword(_ token: String, from current: String, to new: String = "another new password 2") async throws -> Reply {
+        try await post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": new])
+    }
+
     func session(_ email: String, _ password: String, newPassword: String = "a brand new password") async throws -> String {
         let reply = try await signIn(email, password)
         guard reply.status == 200, let token = reply.string("token") else { throw HarnessError("sign-in: \(reply)") }
         if reply.json["mustChangePassword"] as? Bool == true {
-            let changed = try await post("/api/v1/me/password", token, ["currentPassword": password, "newPassword": newPassword])
+            let changed = try await changePassword(token, from: password, to: newPassword)
             guard changed.status == 204 else { throw HarnessError("password change: \(changed)") }
         }
         return token

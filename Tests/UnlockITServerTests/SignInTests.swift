@@ -299,15 +299,12 @@ struct SignInTests {
         let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
         try await harness.run { api in
             let token = try await api.session("admin@acme.test", initial, newPassword: "the right password 1")
-            func change(_ current: String) async throws -> API.Reply {
-                try await api.post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": "another new password 2"])
-            }
-            for _ in 0..<5 { #expect(try await change("a wrong guess 123").code == "wrong_password") }
+            for _ in 0..<5 { #expect(try await api.changePassword(token, from: "a wrong guess 123").code == "wrong_password") }
             // Locked out: the right password is not even checked, and sign-in is locked out too.
-            #expect(try await change("the right password 1").code == "wrong_password")
+            #expect(try await api.changePassword(token, from: "the right password 1").code == "wrong_password")
             #expect(try await api.signIn("admin@acme.test", "the right password 1").status == 401)
             harness.clock.advance(61)
-            #expect(try await change("the right password 1").status == 204)
+            #expect(try await api.changePassword(token, from: "the right password 1").status == 204)
             let audit = try await api.get("/api/v1/audit?action=change_password&outcome=denied", token)
             #expect(audit.items.filter { ($0["reason"] as? String) == "wrong_password" }.count == 5)
             #expect(audit.items.filter { ($0["reason"] as? String) == "throttled" }.count == 1)
@@ -323,12 +320,9 @@ struct SignInTests {
         let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
         try await harness.run { api in
             let token = try await api.session("admin@acme.test", initial, newPassword: "the right password 1")
-            func change(_ current: String) async throws -> API.Reply {
-                try await api.post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": "another new password 2"])
-            }
-            for _ in 0..<2 { #expect(try await change("a wrong guess 123").code == "wrong_password") }
+            for _ in 0..<2 { #expect(try await api.changePassword(token, from: "a wrong guess 123").code == "wrong_password") }
             let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
-                for _ in 0..<10 { group.addTask { try await change("the right password 1") } }
+                for _ in 0..<10 { group.addTask { try await api.changePassword(token, from: "the right password 1") } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(replies.map(\.code) == Array(repeating: "wrong_password", count: 10), "\(replies)")
@@ -344,14 +338,11 @@ struct SignInTests {
         let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
         try await harness.run(over: services) { api in
             let token = try await api.session("admin@acme.test", initial, newPassword: "the right password 1")
-            func change(_ current: String) async throws -> API.Reply {
-                try await api.post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": "another new password 2"])
-            }
             // The client's budget spent now, whatever the set-up's bcrypt passes took (one comes back
             // every 20 s): the limit is what is tested, not the machine's speed.
             func spend() { while services.clientLimiter.take("unknown", now: .now) == nil {} }
             spend()
-            let limited = try await change("the right password 1")
+            let limited = try await api.changePassword(token, from: "the right password 1")
             #expect(limited.status == 429 && limited.code == "too_many_requests", "\(limited)")
             spend()
             #expect(try await api.signIn("admin@acme.test", "the right password 1").status == 429)
