@@ -274,20 +274,28 @@ struct SignInTests {
 
     @Test("One client's sign-in attempts are limited per minute, password and OpenID Connect alike: 429 with Retry-After")
     func perClientLimit() async throws {
-        let harness = try Harness { $0.signInsPerClientPerMinute = 3 }
-        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
-        try await harness.run { api in
+        // A budget of one attempt, refilled after a minute: far longer than the bcrypt pass between
+        // spending it and the checked request, however loaded the machine.
+        func harness() throws -> Harness { try Harness { $0.signInsPerClientPerMinute = 1 } }
+        let first = try harness()
+        let initial = try await first.bootstrap("Acme", email: "admin@acme.test")
+        try await first.run { api in
             #expect(try await api.signIn("admin@acme.test", "not the password").status == 401)
-            #expect(try await api.signIn("nobody@acme.test", "not the password").status == 401)
-            let oidc = try await api.post("/api/v1/auth/oidc", nil, ["clientID": "x", "idToken": "y"])
-            #expect(oidc.status == 511 && oidc.code == "id_token_invalid", "\(oidc)")
-            // Over the limit: even the right password is not checked.
+            // Spent by a password: over the limit for OpenID Connect, and even the right password is not checked.
+            #expect(try await api.post("/api/v1/auth/oidc", nil, ["clientID": "x", "idToken": "y"]).status == 429)
             let limited = try await api.signIn("admin@acme.test", initial)
             #expect(limited.status == 429)
             #expect(limited.code == "too_many_requests")
             let wait = Int(limited.headers[.retryAfter] ?? "") ?? 0
-            #expect((1...20).contains(wait), "\(limited.headers)")
-            #expect(try await api.post("/api/v1/auth/oidc", nil, ["clientID": "x", "idToken": "y"]).status == 429)
+            #expect((1...60).contains(wait), "\(limited.headers)")
+        }
+        let second = try harness()
+        let secondInitial = try await second.bootstrap("Acme", email: "admin@acme.test")
+        try await second.run { api in
+            // Spent by OpenID Connect: over the limit for a password.
+            let oidc = try await api.post("/api/v1/auth/oidc", nil, ["clientID": "x", "idToken": "y"])
+            #expect(oidc.status == 511 && oidc.code == "id_token_invalid", "\(oidc)")
+            #expect(try await api.signIn("admin@acme.test", secondInitial).status == 429)
         }
     }
 
