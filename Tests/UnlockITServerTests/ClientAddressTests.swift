@@ -28,6 +28,16 @@ import Testing
         #expect(ClientAddress.key(peer: try peer("10.0.0.1"), forwardedFor: "203.0.113.9, junk", trustedProxies: proxies) == "10.0.0.1")
     }
 
+    @Test func bcryptsQueueIsSharedByIPv4Slash24AndIPv6Slash48() {
+        #expect(ClientAddress.network(of: "198.51.100.7") == "198.51.100.0/24")
+        #expect(ClientAddress.network(of: "2001:db8:a:b::/64") == "2001:db8:a::/48")
+        #expect(ClientAddress.network(of: "2001:db8:a:ffff::/64") == "2001:db8:a::/48")
+        #expect(ClientAddress.network(of: "0:0:0:0::/64") == "0:0:0::/48")
+        #expect(ClientAddress.network(of: "unknown") == "unknown")
+        #expect(ClientAddress.network(of: PasswordHasher.localClient) == PasswordHasher.localClient)
+        #expect(ClientAddress.network(of: "1.2.3.456") == "1.2.3.456")
+    }
+
     @Test func trustedProxiesMustBeAddresses() {
         #expect(ClientAddress.canonical("10.0.0.1") == "10.0.0.1")
         #expect(ClientAddress.canonical("::ffff:10.0.0.1") == "10.0.0.1")

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import HTTPTypes
+import HummingbirdTesting
 import SiteHarness
 import Testing
 import UnlockITCore
@@ -427,6 +428,55 @@ struct SignInTests {
             let admin = try await api.session("admin@acme.test", initial)
             let audit = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", admin)
             #expect(audit.items.isEmpty, "\(audit)")
+        }
+    }
+
+    @Test("A storm from one network cannot keep another network's sign-in out of bcrypt's queue")
+    func aStormFromOneNetworkLeavesRoomForOthers() async throws {
+        // One hash at a time and a queue of two, behind a trusted proxy. The storm comes from one
+        // IPv6 /48, each request from another /64 of it, so that no per-client limit stops it.
+        let harness = try Harness {
+            $0.bcryptConcurrency = 1; $0.bcryptQueue = 2; $0.trustedProxies = ["127.0.0.1"]
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run(live: true) { api in
+            // Connections of their own (the test client has one): the requests must run at once.
+            let http = APIClient(baseURL: "http://127.0.0.1:\(try #require(api.client.port))")
+            func signIn(_ email: String, _ password: String, from client: String) async throws -> Int {
+                let body: [String: any Sendable] = ["email": email, "password": password]
+                return try await http.call("POST", "/api/v1/auth/sign-in", json: body, headers: ["X-Forwarded-For": client]).status
+            }
+            let storming = LockedBox(true)
+            let sent = LockedBox(0)
+            // Six senders keep the slot and the queue full: each sends again as soon as it is answered.
+            async let storm = withThrowingTaskGroup(of: [Int].self) { group in
+                for sender in 0..<6 {
+                    group.addTask {
+                        var statuses: [Int] = []
+                        var n = 0
+                        while storming.get() {
+                            n += 1
+                            sent.update { $0 += 1 }
+                            let subnet = String((n * 6 + sender) % 0xffff, radix: 16)
+                            let status = try await signIn("nobody\(sender)-\(n)@acme.test", "guess", from: "2001:db8:66:\(subnet)::1")
+                            statuses.append(status)
+                            // Turned away: again soon, as a client told Retry-After would not (but not in a
+                            // tight loop, which would take the cores from bcrypt's lower-priority threads).
+                            if status == 503 { try await Task.sleep(for: .milliseconds(20)) }
+                        }
+                        return statuses
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            while sent.get() < 30 { try await Task.sleep(for: .milliseconds(5)) }
+            // Each of these finds the queue full of the storm's requests: one of those makes room.
+            var mine: [Int] = []
+            for _ in 0..<3 { mine.append(try await signIn("admin@acme.test", initial, from: "198.51.100.7")) }
+            storming.set(false)
+            let statuses = try await storm
+            #expect(mine == [200, 200, 200], "\(mine)")
+            #expect(statuses.contains(503) && statuses.allSatisfy { $0 == 401 || $0 == 503 }, "\(statuses)")
         }
     }
 

@@ -7,10 +7,14 @@ extension AppServices {
     /// client's key, which the per-account limits use too (``SignInLimiter``).
     @discardableResult
     func admitPasswordClient(_ request: Request, _ context: AppContext) throws -> String {
-        let client = ClientAddress.key(
-            peer: context.remoteAddress, forwardedFor: request.headers[ClientAddress.forwardedFor], trustedProxies: trustedProxies)
+        let client = client(of: request, context)
         guard let wait = clientLimiter.take(client, now: .now) else { return client }
         metrics.signIn(outcome: "client_limited")
         throw APIError.tooManySignIns(retryAfter: wait)
+    }
+
+    /// The client `request` comes from (``ClientAddress``).
+    func client(of request: Request, _ context: AppContext) -> String {
+        ClientAddress.key(peer: context.remoteAddress, forwardedFor: request.headers[ClientAddress.forwardedFor], trustedProxies: trustedProxies)
     }
 }

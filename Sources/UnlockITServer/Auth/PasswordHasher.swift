@@ -12,7 +12,9 @@ import Synchronization
 /// take every core from the unlocks. Its threads run at nice 10, so when the CPU is contended a door
 /// opening goes first and a sign-in waits; an idle CPU still hashes at full speed. Past the queue
 /// bound a hash fails at once with ``AsyncLimiter/Saturated`` (answered as 503 `server_busy` with
-/// `Retry-After`) instead of queueing for ever longer.
+/// `Retry-After`) instead of queueing for ever longer. The queue's places are shared fairly between
+/// the clients' networks (``AsyncLimiter``), so that one network's storm cannot keep everyone else's
+/// sign-ins out.
 ///
 /// The password is first put in Unicode's NFKC form (NIST SP 800-63B §5.1.1.2), so that an `é`
 /// typed as one code point on one keyboard and as e and a combining accent on another is the same
@@ -39,11 +41,16 @@ public final class PasswordHasher: Sendable {
 
     deinit { pool.shutdownGracefully { _ in } }
 
-    /// - Parameter queueing: wait for a slot even when the queue is full (see ``AsyncLimiter/run(queueing:_:)``).
-    public func hash(_ password: String, queueing: Bool = false) async throws -> String {
+    /// What asks for a hash on behalf of no remote client (bootstrap on the server's host, tests).
+    public static let localClient = "local"
+
+    /// - Parameters:
+    ///   - client: whose request this is (``ClientAddress``), for the fair share of the queue.
+    ///   - queueing: wait for a slot even when the queue is full (see ``AsyncLimiter/run(network:queueing:_:)``).
+    public func hash(_ password: String, client: String = localClient, queueing: Bool = false) async throws -> String {
         let input = Self.prehash(Self.normalised(password))
         let cost = UInt8(self.cost)
-        return try await limiter.run(queueing: queueing) {
+        return try await limiter.run(network: ClientAddress.network(of: client), queueing: queueing) {
             try await pool.runIfActive {
                 Self.yieldToOtherWork()
                 return Bcrypt.hash(input, cost: cost)
@@ -51,7 +58,7 @@ public final class PasswordHasher: Sendable {
         }
     }
 
-    public func verify(_ password: String, hash: String) async throws -> Bool {
+    public func verify(_ password: String, hash: String, client: String = localClient) async throws -> Bool {
         let normal = Self.normalised(password)
         // Both forms in one turn of the pool: the second costs a bcrypt only when the first failed
         // and the typed form differs, which depends on what was typed, never on the account.
@@ -59,7 +66,7 @@ public final class PasswordHasher: Sendable {
         let typedIsNormal = normal.utf8.elementsEqual(password.utf8)
         let inputs = typedIsNormal ? [Self.prehash(normal)] : [Self.prehash(normal), Self.prehash(password)]
         let rounds = Self.roundsToMatch(cost: cost, hash: hash)
-        return try await limiter.run {
+        return try await limiter.run(network: ClientAddress.network(of: client)) {
             try await pool.runIfActive {
                 Self.yieldToOtherWork()
                 if inputs.contains(where: { Bcrypt.verify($0, hash: hash) }) { return true }
@@ -99,16 +106,16 @@ public final class PasswordHasher: Sendable {
 
     /// Verifies against a throwaway hash of the same cost: a sign-in for an account that does not
     /// exist (or has no password) costs as much time as a wrong password, so timing reveals nothing.
-    public func verifyNothing(_ password: String) async throws {
+    public func verifyNothing(_ password: String, client: String = localClient) async throws {
         let existing = dummy.withLock { $0 }
         let hash: String
         if let existing {
             hash = existing
         } else {
-            hash = try await self.hash("unlockit timing equaliser")
+            hash = try await self.hash("unlockit timing equaliser", client: client)
             dummy.withLock { $0 = hash }
         }
-        _ = try await verify(password, hash: hash)
+        _ = try await verify(password, hash: hash, client: client)
     }
 
     /// NFKC: compatibility characters folded (the ligature `ﬁ` is `fi`), then composed.

@@ -44,7 +44,7 @@ struct AuthController {
         // Every failure below answers the same 401 after the same bcrypt work: a wrong email, a wrong
         // password, an account over its hourly limit and a locked-out account look alike.
         guard let email = Validation.email(body.email), body.password.utf8.count <= 1024 else {
-            try await services.hasher.verifyNothing(body.password)
+            try await services.hasher.verifyNothing(body.password, client: client)
             throw APIError.invalidCredentials
         }
         let attempt: SignInLimiter.Attempt
@@ -55,7 +55,7 @@ struct AuthController {
             services.metrics.signIn(outcome: "busy")
             throw APIError.serverBusy
         case .refused:
-            try await services.hasher.verifyNothing(body.password)
+            try await services.hasher.verifyNothing(body.password, client: client)
             services.metrics.signIn(outcome: "throttled")
             if let (user, _) = try await services.store.credentials(email: email) {
                 services.store.enqueue(
@@ -66,11 +66,11 @@ struct AuthController {
         var account: (user: User, hash: String)?
         let passed = try await services.signInLimiter.verdict(of: attempt, at: services.clock.now) {
             guard let (user, hash) = try await services.store.credentials(email: email), let hash else {
-                try await services.hasher.verifyNothing(body.password)
+                try await services.hasher.verifyNothing(body.password, client: client)
                 return false
             }
             account = (user, hash)
-            return try await services.hasher.verify(body.password, hash: hash)
+            return try await services.hasher.verify(body.password, hash: hash, client: client)
         }
         guard let (user, hash) = account, passed else {
             services.metrics.signIn(outcome: "failure")
@@ -86,7 +86,7 @@ struct AuthController {
         // account may have made it again at a new cost (below), which the same password still opens.
         let (signedIn, over): (SignedIn, String)
         do {
-            (signedIn, over) = try await services.overVerifiedHash(hash, email: email, password: body.password) {
+            (signedIn, over) = try await services.overVerifiedHash(hash, email: email, password: body.password, client: client) {
                 try await startSession(for: user, method: .password, verifiedHash: $0)
             }
         } catch StoreError.credentialsChanged {
@@ -95,7 +95,7 @@ struct AuthController {
         }
         // Made at another cost than the current one: hashed again now that the password is known, so
         // that raising the cost reaches every account that signs in. A failure only leaves it for next time.
-        if services.hasher.isOutdated(over), let newHash = try? await services.hasher.hash(body.password) {
+        if services.hasher.isOutdated(over), let newHash = try? await services.hasher.hash(body.password, client: client) {
             _ = try? await services.store.rehashPassword(user.id, hash: newHash, replacing: over)
         }
         return signedIn

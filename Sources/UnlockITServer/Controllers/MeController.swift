@@ -75,7 +75,7 @@ struct MeController {
             throw APIError.wrongPassword
         }
         let passed = try await services.signInLimiter.verdict(of: attempt, at: services.clock.now) {
-            try await services.hasher.verify(body.currentPassword, hash: hash)
+            try await services.hasher.verify(body.currentPassword, hash: hash, client: client)
         }
         guard passed else {
             try await services.store.append(
@@ -90,9 +90,9 @@ struct MeController {
         guard !PasswordHasher.normalised(body.newPassword).utf8.elementsEqual(PasswordHasher.normalised(body.currentPassword).utf8) else {
             throw APIError(.badRequest, code: .passwordUnchanged, title: "Choose a password different from the current one")
         }
-        let newHash = try await services.hasher.hash(body.newPassword)
+        let newHash = try await services.hasher.hash(body.newPassword, client: client)
         do {
-            _ = try await services.overVerifiedHash(hash, email: identity.user.email, password: body.currentPassword) { verified in
+            _ = try await services.overVerifiedHash(hash, email: identity.user.email, password: body.currentPassword, client: client) { verified in
                 try await services.store.setPassword(
                     identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: verified,
                     // Checked again as it is written: the user may have been disabled, or the session

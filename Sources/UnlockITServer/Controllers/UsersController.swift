@@ -140,12 +140,14 @@ struct UsersController {
     /// Builds the user and hashes their password. Returns the generated password if the server chose it.
     /// `queueing`: for an import, whose hashes take turns with sign-ins for minutes and must not fail
     /// halfway because a burst of sign-ins filled the queue.
-    private func prepare(_ body: Create, admin: User, queueing: Bool = false) async throws -> (user: User, hash: String?, generated: String?) {
+    private func prepare(_ body: Create, admin: User, client: String, queueing: Bool = false) async throws -> (
+        user: User, hash: String?, generated: String?
+    ) {
         let now = services.clock.now()
         let oidcOnly = body.oidcOnly ?? false
         let generated = oidcOnly || body.password != nil ? nil : Self.initialPassword()
         let password = body.password ?? generated
-        let hash = try await password.asyncMap { try await services.hasher.hash($0, queueing: queueing) }
+        let hash = try await password.asyncMap { try await services.hasher.hash($0, client: client, queueing: queueing) }
         let user = User(
             id: .generate(), companyID: admin.companyID, email: Validation.email(body.email)!, name: Validation.name(body.name)!, role: body.role,
             securityLevel: body.securityLevel, enabled: body.enabled ?? true, mustChangePassword: !oidcOnly, createdAt: now, updatedAt: now)
@@ -167,7 +169,7 @@ struct UsersController {
         }
         // Before the password's hash: an address in use costs no bcrypt time.
         guard try await taken([Validation.email(body.email)!], by: admin).isEmpty else { throw StoreError.emailTaken }
-        let (user, hash, generated) = try await prepare(body, admin: admin)
+        let (user, hash, generated) = try await prepare(body, admin: admin, client: services.client(of: request, context))
         try await services.store.createUser(
             user, passwordHash: hash, checking: services.adminCheck(identity),
             audit: services.audit(.createUser, by: admin, company: admin.companyID, subject: user.id))
@@ -219,6 +221,7 @@ struct UsersController {
                 status: .unprocessableContent, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try APIJSON.encoder.encode(problem))))
         }
 
+        let client = services.client(of: request, context)
         var created: [Created] = []
         var prepared: [(user: User, passwordHash: String?)] = []
         for row in body.users {
@@ -230,7 +233,7 @@ struct UsersController {
                     createdAt: now, updatedAt: now)
                 created.append(Created(user: UserResponse(user), initialPassword: nil))
             } else {
-                let (user, hash, generated) = try await prepare(row, admin: admin, queueing: true)
+                let (user, hash, generated) = try await prepare(row, admin: admin, client: client, queueing: true)
                 prepared.append((user, hash))
                 created.append(Created(user: UserResponse(user), initialPassword: generated))
             }
@@ -312,7 +315,7 @@ struct UsersController {
         guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound(.userNotFound) }
         if let password = body.password, !Validation.password(password) { throw APIError.weakPassword }
         let generated = body.password == nil ? Self.initialPassword() : nil
-        let hash = try await services.hasher.hash(body.password ?? generated!)
+        let hash = try await services.hasher.hash(body.password ?? generated!, client: services.client(of: request, context))
         do {
             try await services.store.setPassword(
                 id, hash: hash, mustChange: true, keepSession: nil, replacing: nil, checking: services.adminCheck(identity),

@@ -2,7 +2,8 @@ import Foundation
 import HTTPTypes
 import NIOCore
 
-/// The client a request comes from, as the per-client sign-in limit counts clients.
+/// The client a request comes from, as the per-client sign-in limit counts clients, and its network,
+/// as bcrypt's queue shares its places.
 ///
 /// The connection's peer, unless the peer is one of the configured trusted proxies: then the
 /// rightmost `X-Forwarded-For` entry that is not a trusted proxy (entries further left are the
@@ -22,6 +23,21 @@ enum ClientAddress {
             }
         }
         return bucket(client)
+    }
+
+    /// The network a client key (``key(peer:forwardedFor:trustedProxies:)``) belongs to, as bcrypt's
+    /// queue shares its places (``AsyncLimiter``): an IPv4 address's /24, an IPv6 /64's /48 (a
+    /// site's usual allocation, so that one site's 65,536 /64s share one place in line). Anything
+    /// else is its own network.
+    static func network(of key: String) -> String {
+        if key.hasSuffix("::/64") {
+            let groups = key.dropLast(5).split(separator: ":", omittingEmptySubsequences: false)
+            guard groups.count == 4 else { return key }
+            return groups.prefix(3).joined(separator: ":") + "::/48"
+        }
+        let octets = key.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ UInt8($0) != nil }) else { return key }
+        return octets.prefix(3).joined(separator: ".") + ".0/24"
     }
 
     /// The address as text (an IPv4-mapped IPv6 address as IPv4); `nil` if `text` is not an IP address.
