@@ -58,9 +58,15 @@ import UnlockITCore
         // The joiners that names and emoji need stay.
         #expect(Validation.name("می\u{200C}خواهم") != nil)
         #expect(Validation.name("👩\u{200D}🔬 Lab") != nil)
-        // One character with a thousand combining marks is not a short name.
+        // Lengths are code points as sent, as the API document's minLength and maxLength count them:
+        // a letter and its combining accent are two, and the spaces trimmed count too.
         #expect(Validation.name("a" + String(repeating: "\u{301}", count: 1000)) == nil)
-        #expect(Validation.name("e\u{301}" + String(repeating: "x", count: 99)) != nil)
+        #expect(Validation.name("e\u{301}" + String(repeating: "x", count: 98)) != nil)
+        #expect(Validation.name("e\u{301}" + String(repeating: "x", count: 99)) == nil)
+        #expect(Validation.name(" " + String(repeating: "x", count: 99)) == String(repeating: "x", count: 99))
+        #expect(Validation.name(" " + String(repeating: "x", count: 100)) == nil)
+        #expect(Validation.description(String(repeating: "x", count: 1000)) != nil)
+        #expect(Validation.description("e\u{301}" + String(repeating: "x", count: 999)) == nil)
     }
 
     @Test func identifiersParseOnlyUUIDs() {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Testing
+import UnlockITCore
 
 @testable import UnlockITServer
 
@@ -29,6 +30,54 @@ import Testing
             #expect(routed.subtracting(documented).isEmpty, "routes missing from the document: \(routed.subtracting(documented).sorted())")
             #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
             #expect(routed.count > 25)
+        }
+    }
+
+    /// The document's `Name` and `Description` schemas say what the server's checks (``Validation``)
+    /// accept, no more and no less: every code point of the planes that hold letters and invisible
+    /// formatting, in a name and in a description, and the lengths at their bounds. (A client that
+    /// validates against the document, or a fuzzer such as `scripts/fuzz-api`, would otherwise
+    /// send what is refused, or expect a refusal that does not come.)
+    @Test func theNameAndDescriptionSchemasAreTheServersChecks() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+        let data = try Data(contentsOf: root.appendingPathComponent("Sources/UnlockITServer/OpenAPI/openapi.json"))
+        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        struct Schema {
+            let pattern: NSRegularExpression
+            let lengths: ClosedRange<Int>
+            func accepts(_ text: String) -> Bool {
+                let range = NSRange(text.startIndex..., in: text)
+                return lengths.contains(text.unicodeScalars.count) && pattern.firstMatch(in: text, range: range) != nil
+            }
+        }
+        func schema(_ name: String) throws -> Schema {
+            let schema = try #require(schemas[name] as? [String: Any])
+            let pattern = try NSRegularExpression(pattern: try #require(schema["pattern"] as? String))
+            return Schema(pattern: pattern, lengths: (schema["minLength"] as? Int ?? 0)...(try #require(schema["maxLength"] as? Int)))
+        }
+        let checks: [(name: String, schema: Schema, server: (String) -> Bool, maximum: Int)] = [
+            ("Name", try schema("Name"), { Validation.name($0) != nil }, 100),
+            ("Description", try schema("Description"), { Validation.description($0) != nil }, 1000),
+        ]
+        for check in checks {
+            var disagreements: [String] = []
+            for value in Array(0...0xFFFF) + Array(0x1_0000...0x1_FFFF) + Array(0xE_0000...0xE_0FFF) {
+                guard let scalar = Unicode.Scalar(value) else { continue }
+                for text in ["a\(scalar)b", "\(scalar)"] where check.schema.accepts(text) != check.server(text) {
+                    disagreements.append("\(text.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) })")
+                }
+            }
+            let x = String(repeating: "x", count: check.maximum - 2)
+            for text in [
+                "", " ", "\u{A0}\u{3000}", x + "yz", x + "xyz", " " + x + "y", " " + x + "yz", "e\u{301}" + x, "e\u{301}" + x + "y",
+                "a" + String(repeating: "\u{301}", count: check.maximum), "\u{1F469}\u{200D}\u{1F52C} Lab",
+            ] where check.schema.accepts(text) != check.server(text) {
+                disagreements.append("\(text.unicodeScalars.count) code points: \(text.prefix(12).debugDescription)")
+            }
+            #expect(
+                disagreements.isEmpty,
+                "\(check.name): the schema and the server disagree on \(disagreements.prefix(20)) (\(disagreements.count) in all)")
         }
     }
 

@@ -21,29 +21,26 @@ public enum Validation {
         return email
     }
 
-    /// Trimmed, 1…`maximum` characters, no control characters and no invisible formatting (see
-    /// ``isHiddenFormatting``).
+    /// 1…`maximum` characters, then trimmed; at least one that is not a space, no control characters
+    /// and no invisible formatting (see ``isHiddenFormatting``). Characters are code points as sent,
+    /// the spaces trimmed among them, as the API document's `minLength` and `maxLength` count them: a
+    /// letter with a combining accent is two, and a letter with a thousand combining marks is not a
+    /// short name.
     public static func name(_ text: String, maximum: Int = 100) -> String? {
-        let name = text.trimmingWhitespace()
-        guard (1...maximum).contains(name.count), fits(name, maximum),
-            !name.unicodeScalars.contains(where: { $0.isControl || $0.isHiddenFormatting })
+        guard (1...maximum).contains(text.unicodeScalars.count),
+            !text.unicodeScalars.contains(where: { $0.isControl || $0.isHiddenFormatting })
         else { return nil }
-        return name
+        let name = text.trimmingWhitespace()
+        return name.isEmpty ? nil : name
     }
 
-    /// At most `maximum` characters; line breaks allowed, other control characters and invisible
-    /// formatting not.
+    /// At most `maximum` characters (code points, as for ``name(_:maximum:)``); line breaks and tabs
+    /// allowed, other control characters and invisible formatting not.
     public static func description(_ text: String, maximum: Int = 1000) -> String? {
-        guard text.count <= maximum, fits(text, maximum),
+        guard text.unicodeScalars.count <= maximum,
             !text.unicodeScalars.contains(where: { ($0.isControl && $0 != "\n" && $0 != "\t") || $0.isHiddenFormatting })
         else { return nil }
         return text
-    }
-
-    /// A character is counted as the eye sees it, and one can be a letter with thousands of combining
-    /// marks: at most four code points per character allowed, on average, bound what a name may weigh.
-    private static func fits(_ text: String, _ maximum: Int) -> Bool {
-        text.unicodeScalars.count <= 4 * maximum
     }
 
     public static func level(_ value: Int) -> Int? {
