@@ -36,4 +36,10 @@ public final class TestLock: Sendable {
     }
 
     public func stop() async { await running.get()?.stop() }
+
+    /// `unlockit-lock reset`: a new device key, not activated (the lock must be stopped).
+    public func factoryReset() async throws {
+        let reset = try ChildProcess(try Binaries.path("unlockit-lock"), ["reset", "--state", statePath], name: "reset")
+        guard try await reset.waitForExit() == 0 else { throw HarnessError("unlockit-lock reset failed: \(reset.output)") }
+    }
 }

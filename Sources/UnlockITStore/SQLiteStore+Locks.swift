@@ -3,16 +3,22 @@ import GRDB
 import UnlockITCore
 
 extension SQLiteStore {
-    public func lockExists(_ id: LockID) async throws -> Bool {
-        try read { db in try LockRecord.exists(db, key: id.rawValue) }
+    public func lockIDTaken(_ id: LockID, for company: CompanyID) async throws -> Bool {
+        try read { db in try Self.lockIDTaken(id, for: company, db) }
+    }
+
+    private static func lockIDTaken(_ id: LockID, for company: CompanyID, _ db: Database) throws -> Bool {
+        guard let existing = try LockRecord.fetchOne(db, key: id.rawValue) else { return false }
+        return existing.companyId != company.rawValue || existing.state != LockState.retired.rawValue
     }
 
     public func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws {
         let write = { (db: Database) in
             if let admin { try Self.require(admin, db) }
-            guard try !LockRecord.exists(db, key: lock.id.rawValue) else { throw StoreError.lockIDTaken }
+            guard try !Self.lockIDTaken(lock.id, for: lock.companyID, db) else { throw StoreError.lockIDTaken }
             if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
-            try LockRecord(lock).insert(db)
+            // A retired lock's row is taken over whole: no key, pending pairing or presence survives.
+            try LockRecord(lock).save(db)
             if let audit { try self.insertAudit(audit, db) }
         }
         if audit == nil { try self.write(write) } else { try await auditedWrite(write) }

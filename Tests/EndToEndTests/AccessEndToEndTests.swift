@@ -68,7 +68,7 @@ struct AccessEndToEndTests {
         }
     }
 
-    @Test("A retired lock can no longer connect or open, and its retained status is cleared")
+    @Test("A retired lock can no longer connect or open, its retained status is cleared, and only its company can register it again")
     func retiredLock() async throws {
         try await Site.with(requiredLevel: 0) { site in
             try await site.addSuperuserAccount()
@@ -85,6 +85,30 @@ struct AccessEndToEndTests {
             await lock.stop()
             let again = try await lock.start(broker: site.broker.url, password: password, waitForConnection: false)
             try await again.waitForLine(containing: "refused the connection")
+            await lock.stop()
+
+            // Another company cannot take the device id over.
+            let other = try await site.server.adminSession(company: "Other", email: "admin@other.test")
+            let otherRoom = try await site.api.post("/api/v1/rooms", token: other, ["name": "Theirs", "type": "office", "requiredLevel": 0])
+            let otherRoomID = try #require(otherRoom.string("id"), "\(otherRoom)")
+            let taken = try await site.api.post("/api/v1/locks", token: other, ["id": lock.id, "name": "Theirs", "roomId": otherRoomID])
+            #expect(taken.status == 409 && taken.code == "lock_id_taken", "\(taken)")
+
+            // Its own company registers it again once the device is factory reset: a new broker
+            // password, a new pairing, and the door opens again.
+            try await lock.factoryReset()
+            let registered = try await site.api.post(
+                "/api/v1/locks", token: site.admin, ["id": lock.id, "name": "Back in service", "roomId": site.roomID])
+            #expect(registered.status == 201, "\(registered)")
+            let newPassword = try #require((registered.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
+            #expect(newPassword != password)
+            try await lock.start(broker: site.broker.url, password: newPassword, pairing: true)
+            try await site.waitUntilOnline(lock.id)
+            let activated = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(activated.status == 200 && activated.string("state") == "active", "\(activated)")
+            #expect(try await site.unlock(lock.id).status == 200)
+            let events = try await site.api.get("/api/v1/audit?lock=\(lock.id)&action=register_lock", token: site.admin)
+            #expect(events.items.count == 2, "\(events)")
         }
     }
 }

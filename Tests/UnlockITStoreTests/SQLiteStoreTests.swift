@@ -291,6 +291,43 @@ import UnlockITCore
         }
     }
 
+    @Test func aRetiredLocksIDCanBeRegisteredAgainByItsCompanyOnly() async throws {
+        let (company, admin) = try await makeCompany("Iota")
+        let (other, _) = try await makeCompany("Iota-other")
+        let room = try await makeRoom(company.id, "Office")
+        let hall = try await makeRoom(company.id, "Hall")
+        let otherRoom = try await makeRoom(other.id, "Elsewhere")
+        let id = LockID("lock-iota")!
+        try await store.createLock(Lock(id: id, companyID: company.id, roomID: room.id, name: "First", state: .registered, createdAt: now))
+        try await store.activateLock(id, in: company.id, sealedKey: [1, 2, 3], at: now, audit: audit(company.id, .activateLock))
+        // Taken for everyone while it serves, its own company included.
+        for (owner, place) in [(company.id, hall.id), (other.id, otherRoom.id)] {
+            #expect(try await store.lockIDTaken(id, for: owner))
+            await #expect(throws: StoreError.lockIDTaken) {
+                try await store.createLock(Lock(id: id, companyID: owner, roomID: place, name: "Again", state: .registered, createdAt: now))
+            }
+        }
+        try await store.retireLock(id, in: company.id, at: now, audit: audit(company.id, .retireLock))
+        // Retired: still taken for another company.
+        #expect(try await store.lockIDTaken(id, for: other.id))
+        await #expect(throws: StoreError.lockIDTaken) {
+            try await store.createLock(Lock(id: id, companyID: other.id, roomID: otherRoom.id, name: "Theirs", state: .registered, createdAt: now))
+        }
+        #expect(try await store.lock(id, in: other.id) == nil)
+        // Its own company registers it anew: a new name, room and dates, and no key of the old life.
+        #expect(try await !store.lockIDTaken(id, for: company.id))
+        let later = now.addingTimeInterval(86_400)
+        try await store.createLock(
+            Lock(id: id, companyID: company.id, roomID: hall.id, name: "Second", state: .registered, createdAt: later),
+            checking: nil, audit: audit(company.id, .registerLock))
+        let again = try #require(try await store.lock(id, in: company.id))
+        #expect(again.state == .registered && again.name == "Second" && again.roomID == hall.id)
+        #expect(again.createdAt == later && again.activatedAt == nil && again.retiredAt == nil && !again.online)
+        #expect(try await store.unlockContext(id, in: company.id, for: admin.id)?.sealedKey == nil)
+        #expect(try await store.locks(in: company.id).map(\.id) == [id])
+        #expect(try await store.lockIDTaken(id, for: company.id))
+    }
+
     @Test func aLockCommitsWithItsEventOnlyWhileItsAdminStillIsOne() async throws {
         let (company, admin) = try await makeCompany("Kappa")
         let room = try await makeRoom(company.id, "Office")
@@ -299,9 +336,9 @@ import UnlockITCore
             Session(tokenHash: token, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
         let check = AdminCheck(session: token, company: company.id, at: now)
         let lock = Lock(id: LockID("lock-kappa")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
-        #expect(try await !store.lockExists(lock.id))
+        #expect(try await !store.lockIDTaken(lock.id, for: company.id))
         try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock))
-        #expect(try await store.lockExists(lock.id))
+        #expect(try await store.lockIDTaken(lock.id, for: company.id))
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
         await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock)) }
 
@@ -314,7 +351,7 @@ import UnlockITCore
         await #expect(throws: StoreError.sessionEnded) {
             try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, checking: check, audit: audit(company.id, .activateLock))
         }
-        #expect(try await !store.lockExists(second.id))
+        #expect(try await !store.lockIDTaken(second.id, for: company.id))
         #expect(try await store.lock(lock.id, in: company.id)?.state == .registered)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .activateLock)).isEmpty)

@@ -53,11 +53,14 @@ public protocol Store: Sendable {
     func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws
 
     // MARK: Locks
-    /// Whether any company has a lock of this device id, retired ones included: device ids are unique
-    /// across companies, and a broker account is named after one.
-    func lockExists(_ id: LockID) async throws -> Bool
+    /// Whether `company` may not register a lock of this device id: some company has a lock of it,
+    /// unless that is `company` and the lock is retired. Device ids are unique across companies, and
+    /// a broker account is named after one.
+    func lockIDTaken(_ id: LockID, for company: CompanyID) async throws -> Bool
     /// Adds a registered lock with its audit event, in one transaction, once its broker account exists
-    /// (``StoreError/lockIDTaken``, ``StoreError/notFound`` for a room not in the lock's company).
+    /// (``StoreError/lockIDTaken``, ``StoreError/notFound`` for a room not in the lock's company). A
+    /// retired lock of the same id and company is registered anew: its row takes the new lock's name,
+    /// room and dates, and starts without a key, as a new one does. (Its earlier life is in the audit log.)
     func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws
     func lock(_ id: LockID, in company: CompanyID) async throws -> Lock?
     func locks(in company: CompanyID) async throws -> [Lock]

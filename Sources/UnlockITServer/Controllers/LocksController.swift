@@ -95,8 +95,9 @@ struct LocksController {
     private func register(_ lock: Lock, by identity: Identity) async throws -> EditedResponse<Registered> {
         let (id, roomID, admin) = (lock.id, lock.roomID, identity.user)
         // Checked before the broker is asked: an account of this name may be another lock's, and
-        // making it anew would take that lock's password away. (The turn keeps it free meanwhile.)
-        guard try await !services.store.lockExists(id) else { throw StoreError.lockIDTaken }
+        // making it anew would take that lock's password away. (The turn keeps it free meanwhile.) A
+        // lock this company retired has no account any more: its id may be registered again.
+        guard try await !services.store.lockIDTaken(id, for: admin.companyID) else { throw StoreError.lockIDTaken }
         let password = Self.brokerPassword()
         do {
             try await services.accounts.createLockAccount(id, password: password)
