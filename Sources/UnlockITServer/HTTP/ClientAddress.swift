@@ -27,7 +27,7 @@ enum ClientAddress {
 
     /// The network a client key (``key(peer:forwardedFor:trustedProxies:)``) belongs to, as bcrypt's
     /// queue shares its places (``AsyncLimiter``): an IPv4 address's /24, an IPv6 /64's /48 (a
-    /// site's usual allocation, so that one site's 65,536 /64s share one place in line). Anything
+    /// site's usual allocation, so that one site's 65,536 /64s share one network's turns). Anything
     /// else is its own network.
     static func network(of key: String) -> String {
         if key.hasSuffix("::/64") {
