@@ -88,6 +88,40 @@ import Testing
         #expect(try await queue.drain(expecting: 3) == ["a1", "b1", "c1"])
     }
 
+    @Test("Of the networks that hold two places more than the newcomer's, the one holding the most gives way")
+    func theFullestNetworkGivesWay() async throws {
+        let queue = try await Queue(maxWaiting: 8)
+        var waiting = 0
+        for (name, network) in [("a1", "A"), ("b1", "B"), ("a2", "A"), ("b2", "B"), ("a3", "A"), ("a4", "A"), ("c1", "C"), ("d1", "D")] {
+            waiting += 1
+            try await queue.ask(name, of: network, waiting: waiting)
+        }
+        // A holds four, B two, the newcomer's E none: both may give way, A does, with its newest.
+        try await queue.ask("e1", of: "E")
+        #expect(queue.answer("a4") == false)
+        // A holds three, B two, E one: only A holds two more than E.
+        try await queue.ask("e2", of: "E")
+        #expect(queue.answer("a3") == false)
+        // A, B and E hold two each: no one holds two more than E.
+        try await queue.ask("e3", of: "E")
+        #expect(queue.answer("e3") == false)
+        // F holds none, and A, B and E two each: of those, E's waiter came last, so E gives way.
+        try await queue.ask("f1", of: "F")
+        #expect(queue.answer("e2") == false, "\(queue.answers.get())")
+        #expect(try await queue.drain(expecting: 8) == ["a1", "b1", "c1", "d1", "e1", "f1", "a2", "b2"])
+    }
+
+    @Test("A network whose newest waiter may not be turned away gives way with its newest that may")
+    func onlyEvictableWaitersGiveWay() async throws {
+        let queue = try await Queue(maxWaiting: 3)
+        try await queue.ask("a1", of: "A", waiting: 1)
+        try await queue.ask("a2", of: "A", waiting: 2)
+        try await queue.ask("i1", of: "A", queueing: true, waiting: 3)
+        try await queue.ask("b1", of: "B")
+        #expect(queue.answer("a2") == false && queue.answer("i1") == nil)
+        #expect(try await queue.drain(expecting: 3) == ["a1", "b1", "i1"])
+    }
+
     @Test("Networks that wait with as many places as each other do not push each other out")
     func equalSharesStay() async throws {
         let queue = try await Queue(maxWaiting: 2)

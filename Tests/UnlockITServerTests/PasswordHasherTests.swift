@@ -6,6 +6,8 @@ import Testing
 
 @testable import UnlockITServer
 
+private let local = PasswordHasher.localClient
+
 @Suite struct PasswordHasherTests {
     /// The nice values of this process's threads, from /proc (field 19 of each thread's stat line).
     private static func niceValues() throws -> [Int] {
@@ -18,9 +20,9 @@ import Testing
     @Test("bcrypt runs on threads of its own at nice 10, and leaves the caller's priority alone")
     func hashesAtLowPriority() async throws {
         let hasher = PasswordHasher(cost: 4, concurrency: 1)
-        let hash = try await hasher.hash("correct horse battery staple")
-        #expect(try await hasher.verify("correct horse battery staple", hash: hash))
-        #expect(try await !hasher.verify("wrong horse battery staple", hash: hash))
+        let hash = try await hasher.hash("correct horse battery staple", client: local)
+        #expect(try await hasher.verify("correct horse battery staple", hash: hash, client: local))
+        #expect(try await !hasher.verify("wrong horse battery staple", hash: hash, client: local))
 
         // Other suites' hashers may run in parallel, so this counts at least one such thread (ours is
         // alive until `hasher` goes); nothing else in the process runs at nice 10.
@@ -37,21 +39,21 @@ import Testing
         let decomposed = "Kaffe pa\u{30A} cafe\u{301} e\u{301}a\u{30A}"
         // Swift's == compares canonically equivalent strings as equal; what is hashed are the bytes.
         #expect(Array(composed.utf8) != Array(decomposed.utf8))
-        let hash = try await hasher.hash(decomposed)
-        #expect(try await hasher.verify(composed, hash: hash))
-        #expect(try await hasher.verify(decomposed, hash: hash))
-        #expect(try await hasher.verify("of\u{FB01}ce pass phrase", hash: try await hasher.hash("office pass phrase")))
-        #expect(try await !hasher.verify("Kaffe pa cafe ea", hash: hash))
+        let hash = try await hasher.hash(decomposed, client: local)
+        #expect(try await hasher.verify(composed, hash: hash, client: local))
+        #expect(try await hasher.verify(decomposed, hash: hash, client: local))
+        #expect(try await hasher.verify("of\u{FB01}ce pass phrase", hash: try await hasher.hash("office pass phrase", client: local), client: local))
+        #expect(try await !hasher.verify("Kaffe pa cafe ea", hash: hash, client: local))
 
         // A hash made before the normalisation, of the typed (decomposed) form, keeps verifying.
         let legacy = Bcrypt.hash(PasswordHasher.prehash(decomposed), cost: 4)
-        #expect(try await hasher.verify(decomposed, hash: legacy))
+        #expect(try await hasher.verify(decomposed, hash: legacy, client: local))
     }
 
     @Test("A failure against a hash of a lower cost is repeated until it takes as long as one at the current cost")
     func lowerCostHashesArePaddedToTheCurrentCost() async throws {
         let hasher = PasswordHasher(cost: 12, concurrency: 1)
-        let hash = try await hasher.hash("correct horse battery staple")
+        let hash = try await hasher.hash("correct horse battery staple", client: local)
         #expect(PasswordHasher.cost(of: hash) == 12 && !hasher.isOutdated(hash))
         #expect(PasswordHasher.roundsToMatch(cost: 12, hash: hash) == 1)
         #expect(PasswordHasher.roundsToMatch(cost: 13, hash: hash) == 2)
@@ -63,7 +65,7 @@ import Testing
         #expect(PasswordHasher(cost: 13, concurrency: 1).isOutdated(hash))
         // Padded or not, the answers are the same.
         let stricter = PasswordHasher(cost: 13, concurrency: 1)
-        #expect(try await stricter.verify("correct horse battery staple", hash: hash))
-        #expect(try await !stricter.verify("wrong horse battery staple", hash: hash))
+        #expect(try await stricter.verify("correct horse battery staple", hash: hash, client: local))
+        #expect(try await !stricter.verify("wrong horse battery staple", hash: hash, client: local))
     }
 }

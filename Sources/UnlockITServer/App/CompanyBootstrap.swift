@@ -22,7 +22,8 @@ public struct CompanyBootstrap: Sendable {
             mustChangePassword: true, createdAt: now, updatedAt: now)
         let password = UsersController.initialPassword()
         let audit = AuditEvent(companyID: company.id, at: now, actorID: nil, action: .createCompany, subjectID: admin.id, outcome: .success)
-        try await store.createCompany(company, admin: admin, passwordHash: try await hasher.hash(password), audit: audit)
+        try await store.createCompany(
+            company, admin: admin, passwordHash: try await hasher.hash(password, client: PasswordHasher.localClient), audit: audit)
         return (company, password)
     }
 }

@@ -2,17 +2,19 @@ import Synchronization
 
 /// At most `limit` holders at a time and up to `maxWaiting` more waiting: a bounded queue, so a
 /// storm cannot pile up work (and memory, and latency) without end. What does not fit is turned
-/// away at once with ``Saturated``.
+/// away with ``Saturated``: at once, or after a wait when a newcomer takes its place.
 ///
 /// The queue is shared fairly between networks (``ClientAddress/network(of:)``), so that one network
 /// cannot keep everyone else out by keeping it full:
 /// - A free slot goes to the networks that wait in turn (round robin), each network's own requests
 ///   in arrival order.
-/// - When the queue is full, a newcomer takes the place of the newest waiter of the network that
-///   holds the most places, if that network holds at least two more than the newcomer's; that
+/// - When the queue is full, a newcomer takes the place of the newest waiter that may be turned
+///   away (not a `queueing` one) of the network that holds the most places among those that hold
+///   at least two more than the newcomer's (of two such, the one whose waiter came last); that
 ///   waiter is turned away instead. Otherwise the newcomer is. So networks that wait with as many
 ///   requests as each other do not push each other out, and a network that has filled the queue
-///   gives way to each network that asks, down to its share.
+///   gives way to each network that asks, down to its share. With a queue of one place or none,
+///   no network can hold two more than another: the queue is then first come, first served.
 final class AsyncLimiter: Sendable {
     /// The queue was full: the caller should answer "busy" and let the client retry later.
     struct Saturated: Error {}
@@ -43,13 +45,9 @@ final class AsyncLimiter: Sendable {
                 victim = candidate
             }
             guard let victim else { return nil }
-            let waiter = waiting[victim.network]!.remove(at: victim.index)
-            if waiting[victim.network]!.isEmpty {
-                waiting[victim.network] = nil
-                turns.removeAll { $0 == victim.network }
-            }
+            // It held at least two places: it keeps a waiter, and its turn.
             count -= 1
-            return waiter
+            return waiting[victim.network]!.remove(at: victim.index)
         }
 
         mutating func append(_ continuation: CheckedContinuation<Bool, Never>, of network: String, evictable: Bool) {

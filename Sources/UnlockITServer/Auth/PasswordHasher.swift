@@ -11,10 +11,11 @@ import Synchronization
 /// At cost 12 one hash takes about a third of a second of CPU; unbounded, a storm of sign-ins would
 /// take every core from the unlocks. Its threads run at nice 10, so when the CPU is contended a door
 /// opening goes first and a sign-in waits; an idle CPU still hashes at full speed. Past the queue
-/// bound a hash fails at once with ``AsyncLimiter/Saturated`` (answered as 503 `server_busy` with
-/// `Retry-After`) instead of queueing for ever longer. The queue's places are shared fairly between
-/// the clients' networks (``AsyncLimiter``), so that one network's storm cannot keep everyone else's
-/// sign-ins out.
+/// bound a hash fails with ``AsyncLimiter/Saturated`` (answered as 503 `server_busy` with
+/// `Retry-After`) instead of queueing for ever longer: at once, or after a wait when a hash of a
+/// network with fewer places takes its place. The queue's places are shared fairly between the
+/// clients' networks (``AsyncLimiter``), so that one network's storm cannot keep everyone else's
+/// hashes out.
 ///
 /// The password is first put in Unicode's NFKC form (NIST SP 800-63B §5.1.1.2), so that an `é`
 /// typed as one code point on one keyboard and as e and a combining accent on another is the same
@@ -41,13 +42,14 @@ public final class PasswordHasher: Sendable {
 
     deinit { pool.shutdownGracefully { _ in } }
 
-    /// What asks for a hash on behalf of no remote client (bootstrap on the server's host, tests).
+    /// The client of work done on behalf of no remote one (bootstrap on the server's host, tests).
+    /// Every other caller names its client: one left out would share this network with the rest.
     public static let localClient = "local"
 
     /// - Parameters:
     ///   - client: whose request this is (``ClientAddress``), for the fair share of the queue.
     ///   - queueing: wait for a slot even when the queue is full (see ``AsyncLimiter/run(network:queueing:_:)``).
-    public func hash(_ password: String, client: String = localClient, queueing: Bool = false) async throws -> String {
+    public func hash(_ password: String, client: String, queueing: Bool = false) async throws -> String {
         let input = Self.prehash(Self.normalised(password))
         let cost = UInt8(self.cost)
         return try await limiter.run(network: ClientAddress.network(of: client), queueing: queueing) {
@@ -58,7 +60,7 @@ public final class PasswordHasher: Sendable {
         }
     }
 
-    public func verify(_ password: String, hash: String, client: String = localClient) async throws -> Bool {
+    public func verify(_ password: String, hash: String, client: String) async throws -> Bool {
         let normal = Self.normalised(password)
         // Both forms in one turn of the pool: the second costs a bcrypt only when the first failed
         // and the typed form differs, which depends on what was typed, never on the account.
@@ -106,7 +108,7 @@ public final class PasswordHasher: Sendable {
 
     /// Verifies against a throwaway hash of the same cost: a sign-in for an account that does not
     /// exist (or has no password) costs as much time as a wrong password, so timing reveals nothing.
-    public func verifyNothing(_ password: String, client: String = localClient) async throws {
+    public func verifyNothing(_ password: String, client: String) async throws {
         let existing = dummy.withLock { $0 }
         let hash: String
         if let existing {
