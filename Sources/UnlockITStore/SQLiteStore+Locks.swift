@@ -17,9 +17,20 @@ extension SQLiteStore {
             if let admin { try Self.require(admin, db) }
             guard try !Self.lockIDTaken(lock.id, for: lock.companyID, db) else { throw StoreError.lockIDTaken }
             if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
-            // A retired lock's row is taken over whole: no key, pending pairing or presence survives.
+            // A retired lock's row is taken over whole: no key, pending pairing, presence or date of
+            // its earlier life survives in it. The event records what it was (the dates are those
+            // of its own register and retire events).
+            let retired = try LockRecord.fetchOne(db, key: lock.id.rawValue)?.lock
             try LockRecord(lock).save(db)
-            if let audit { try self.insertAudit(audit, db) }
+            guard let audit else { return }
+            if let retired {
+                try self.insertAudit(
+                    audit,
+                    recording: [AuditChange(field: "state", from: retired.state.rawValue, to: lock.state.rawValue)]
+                        + AuditChange.between(retired, lock), db)
+            } else {
+                try self.insertAudit(audit, db)
+            }
         }
         if audit == nil { try self.write(write) } else { try await auditedWrite(write) }
     }

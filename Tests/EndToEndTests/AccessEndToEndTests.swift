@@ -100,6 +100,11 @@ struct AccessEndToEndTests {
             let registered = try await site.api.post(
                 "/api/v1/locks", token: site.admin, ["id": lock.id, "name": "Back in service", "roomId": site.roomID])
             #expect(registered.status == 201, "\(registered)")
+            // Nothing of the device's earlier life shows: not online, never seen, no firmware known.
+            let fresh = try #require(registered.json["lock"] as? [String: any Sendable])
+            #expect(fresh["state"] as? String == "registered" && fresh["online"] as? Bool == false, "\(fresh)")
+            #expect(fresh["lastSeen"] == nil && fresh["firmwareVersion"] == nil && fresh["retiredAt"] == nil, "\(fresh)")
+            #expect(try await site.retainedStatus(of: lock.id) == nil)
             let newPassword = try #require((registered.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
             #expect(newPassword != password)
             try await lock.start(broker: site.broker.url, password: newPassword, pairing: true)
@@ -109,6 +114,9 @@ struct AccessEndToEndTests {
             #expect(try await site.unlock(lock.id).status == 200)
             let events = try await site.api.get("/api/v1/audit?lock=\(lock.id)&action=register_lock", token: site.admin)
             #expect(events.items.count == 2, "\(events)")
+            // The newest first: the take-over, with the name the retired lock had.
+            let changes = events.items.first?["changes"] as? [[String: any Sendable]] ?? []
+            #expect(changes.contains { $0["field"] as? String == "name" && $0["from"] as? String == "Door \(lock.id)" }, "\(events)")
         }
     }
 }

@@ -326,6 +326,14 @@ import UnlockITCore
         #expect(try await store.unlockContext(id, in: company.id, for: admin.id)?.sealedKey == nil)
         #expect(try await store.locks(in: company.id).map(\.id) == [id])
         #expect(try await store.lockIDTaken(id, for: company.id))
+        // What the row held before is in the event that took it over.
+        let events = try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock))
+        #expect(events.count == 1)
+        #expect(
+            events.first?.changes == [
+                AuditChange(field: "state", from: "retired", to: "registered"), AuditChange(field: "name", from: "First", to: "Second"),
+                AuditChange(field: "roomId", from: room.id.rawValue, to: hall.id.rawValue),
+            ])
     }
 
     @Test func aLockCommitsWithItsEventOnlyWhileItsAdminStillIsOne() async throws {

@@ -50,7 +50,8 @@ public struct AuditEvent: Sendable, Equatable {
     public var outcome: AuditOutcome
     /// A stable machine-readable reason, e.g. `level_too_low`, `granted`, `lock_timeout`.
     public var reason: String?
-    /// For a user's or room's creation, update or deletion, and a lock's update: the fields it set,
+    /// For a user's or room's creation, update or deletion, a lock's update, and the registration
+    /// that takes a retired lock's row over (its state, name and room before): the fields it set,
     /// with their values before and after (the store fills these in from the rows it writes).
     public var changes: [AuditChange]
 

@@ -125,6 +125,7 @@ struct LocksController {
             if case StoreError.notFound = error { throw APIError.notFound(.roomNotFound) }
             throw error
         }
+        services.gateway.registered(id)
         return EditedResponse(
             status: .created,
             response: Registered(

@@ -112,6 +112,15 @@ public final class LockGateway: Sendable {
         retainStatus(of: lock, [])
     }
 
+    /// The lock was registered (perhaps the id of a retired one, registered again by its company):
+    /// nothing known of a device of this id before holds, and a retained status left at the broker
+    /// (its clearing at retirement is not acknowledged) is stale, since no device could connect as
+    /// this lock before its new account existed. Both go.
+    public func registered(_ lock: LockID) {
+        presence.forget(lock)
+        retainStatus(of: lock, [])
+    }
+
     /// Writes (or, empty, clears) the lock's retained status. At QoS 0: sent again after a reconnect,
     /// as QoS 1 would be, a stale offline status could land after the lock's own online one.
     /// Lost, it leaves what the broker had before, which the lock's next status replaces.

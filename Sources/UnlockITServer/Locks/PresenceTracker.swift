@@ -47,6 +47,12 @@ final class PresenceTracker: Sendable {
         }
     }
 
+    /// Forgets all that is known of the lock, a change not yet written included: a retired lock's id
+    /// registered again starts as a new lock does.
+    func forget(_ lock: LockID) {
+        _ = entries.withLock { $0.removeValue(forKey: lock) }
+    }
+
     /// Any message from the lock proves it is there.
     func seen(_ lock: LockID, now: Date) {
         entries.withLock { entries in
