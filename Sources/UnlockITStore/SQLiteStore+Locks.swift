@@ -4,23 +4,25 @@ import UnlockITCore
 
 extension SQLiteStore {
     public func lockIDTaken(_ id: LockID, for company: CompanyID) async throws -> Bool {
-        try read { db in try Self.lockIDTaken(id, for: company, db) }
+        try read { db in Self.taken(try LockRecord.fetchOne(db, key: id.rawValue), for: company) }
     }
 
-    private static func lockIDTaken(_ id: LockID, for company: CompanyID, _ db: Database) throws -> Bool {
-        guard let existing = try LockRecord.fetchOne(db, key: id.rawValue) else { return false }
+    /// Whether the lock row `existing` keeps its id from `company`: any row does, but that company's retired lock.
+    private static func taken(_ existing: LockRecord?, for company: CompanyID) -> Bool {
+        guard let existing else { return false }
         return existing.companyId != company.rawValue || existing.state != LockState.retired.rawValue
     }
 
     public func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws {
         let write = { (db: Database) in
             if let admin { try Self.require(admin, db) }
-            guard try !Self.lockIDTaken(lock.id, for: lock.companyID, db) else { throw StoreError.lockIDTaken }
+            let existing = try LockRecord.fetchOne(db, key: lock.id.rawValue)
+            guard !Self.taken(existing, for: lock.companyID) else { throw StoreError.lockIDTaken }
             if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
             // A retired lock's row is taken over whole: no key, pending pairing, presence or date of
             // its earlier life survives in it. The event records what it was (the dates are those
             // of its own register and retire events).
-            let retired = try LockRecord.fetchOne(db, key: lock.id.rawValue)?.lock
+            let retired = existing?.lock
             try LockRecord(lock).save(db)
             guard let audit else { return }
             if let retired {
