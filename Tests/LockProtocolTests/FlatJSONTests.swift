@@ -58,6 +58,35 @@ import Testing
                 == nil)
     }
 
+    /// Unescaped string bytes are taken exactly when they are well-formed UTF-8, as
+    /// `String(validating:as:)` decides, in keys and values, before and after an escape.
+    @Test func takesExactlyWellFormedUTF8() {
+        let cases: [[UInt8]] = [
+            [], Array("bench-000001".utf8), Array("æ🔑".utf8), [0xEF, 0xBF, 0xBD],  // U+FFFD itself
+            [0xFF], [0x80], [0xC0, 0xAF],  // a lone continuation byte, an overlong "/"
+            [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80],  // overlong, a UTF-16 surrogate
+            [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80],  // beyond U+10FFFF
+            [0xEF, 0xBF], [0xEF, 0xBF, 0x41], [0x41, 0xE2, 0x82],  // cut short
+        ]
+        var generator = SystemRandomNumberGenerator()
+        // Random runs of bytes JSON allows unescaped in a string: 0x20 and above, but no quote or backslash.
+        let allowed = (UInt8(0x20)...UInt8(0xFF)).filter { $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        let random = (0..<5_000).map { _ in
+            (0..<Int.random(in: 1...6, using: &generator)).map { _ in allowed.randomElement(using: &generator)! }
+        }
+        for run in cases + random {
+            let expected = String(validating: run, as: UTF8.self)
+            let quoted = [UInt8(ascii: "\"")] + run + [UInt8(ascii: "\"")]
+            let escaped = [UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "n")] + run + [UInt8(ascii: "\"")]
+            let asValue = try? FlatJSON.parse(Array("{\"a\":".utf8) + quoted + [UInt8(ascii: "}")])
+            let asKey = try? FlatJSON.parse([UInt8(ascii: "{")] + quoted + Array(":1}".utf8))
+            let afterEscape = try? FlatJSON.parse(Array("{\"a\":".utf8) + escaped + [UInt8(ascii: "}")])
+            #expect(asValue?.first?.value == expected.map { .string($0) }, "\(run)")
+            #expect(asKey?.first?.key == expected, "\(run)")
+            #expect(afterEscape?.first?.value == expected.map { .string("\n" + $0) }, "\(run)")
+        }
+    }
+
     @Test func largeNumbersAreNotIntegers() {
         #expect(parse(#"{"a":123456789012345678}"#)?["a"] == .integer(123_456_789_012_345_678))
         #expect(parse(#"{"a":1234567890123456789012}"#)?["a"] == .other)

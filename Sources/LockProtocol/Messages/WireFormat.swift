@@ -15,6 +15,7 @@ public enum WireFormat {
             throw .malformedJSON
         }
         var fields = Fields()
+        fields.members.reserveCapacity(members.count)
         for (key, value) in members {
             // The type of each field is fixed by its name, so a string "1" is never read as a number.
             guard let type = Fields.type(of: key) else { throw .unexpectedField(key) }
@@ -107,9 +108,12 @@ public enum WireFormat {
     struct Writer {
         private var bytes: [UInt8] = []
 
+        /// What every message starts with, made once rather than interpolated for each.
+        private static let envelope = Array("{\"v\":\(WireFormat.version),\"op\":".utf8)
+
         init(op: String) {
             bytes.reserveCapacity(128)
-            Self.append("{\"v\":\(WireFormat.version),\"op\":", to: &bytes)
+            bytes.append(contentsOf: Self.envelope)
             Self.appendQuoted(op, to: &bytes)
         }
 
@@ -141,6 +145,18 @@ public enum WireFormat {
         private static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
             let hexDigits: StaticString = "0123456789abcdef"
             bytes.append(UInt8(ascii: "\""))
+            // Nearly always nothing to escape (hex, request ids, reason codes): then one copy, not a
+            // check of capacity and uniqueness per byte. (A native string's bytes are contiguous; going
+            // through `utf8`'s iterator instead costs several times more.)
+            let plain = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+                for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+                bytes.append(contentsOf: utf8)
+                return true
+            }
+            if plain == true {
+                bytes.append(UInt8(ascii: "\""))
+                return
+            }
             for byte in value.utf8 {
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"):
