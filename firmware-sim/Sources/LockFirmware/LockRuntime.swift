@@ -34,6 +34,9 @@ public struct BrokerEndpoint: Sendable {
 /// the device's events on `evt`, drives the relay, persists the flash and keeps the retained status.
 public final class LockRuntime: Sendable {
     public let lock: LockID
+    /// Built once: every command received is checked against the first, every event sent to the second.
+    private let commandTopic: String
+    private let eventTopic: String
     private let device: Mutex<LockDevice>
     private let relay = Mutex<(state: RelayState, generation: Int)>((.locked, 0))
     private let flashFile: FlashFile
@@ -47,6 +50,8 @@ public final class LockRuntime: Sendable {
     ) throws {
         let lock = device.lock
         self.lock = lock
+        self.commandTopic = Topics.command(lock)
+        self.eventTopic = Topics.event(lock)
         self.device = Mutex(device)
         self.flashFile = flashFile
         self.notify = notify
@@ -93,7 +98,7 @@ public final class LockRuntime: Sendable {
     // MARK: - Incoming
 
     private func received(_ message: MQTTMessage) {
-        guard message.topic == Topics.command(lock) else { return }
+        guard message.topic == commandTopic else { return }
         let now = ContinuousClock.now
         let effects = device.withLock { device -> [LockDevice.Effect] in
             guard message.payload.count <= WireFormat.maximumPayloadSize else {
@@ -166,7 +171,7 @@ public final class LockRuntime: Sendable {
 
     private func publish(_ event: Event) {
         do {
-            try client.publish(topic: Topics.event(lock), payload: event.encoded(), qos: .atMostOnce)
+            try client.publish(topic: eventTopic, payload: event.encoded(), qos: .atMostOnce)
         } catch {
             logger.debug("could not publish an event", metadata: ["lock": "\(lock)", "error": "\(error)"])
         }
