@@ -10,7 +10,14 @@ import Synchronization
 public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
-    private let requestCounters = Mutex<[String: CoreMetrics.Counter]>([:])
+    /// One counter per method, route pattern and status. Keyed by the three as they are: a key
+    /// string interpolated for every request cost more than the count itself.
+    private struct RequestKey: Hashable {
+        let method: String
+        let route: String
+        let status: Int
+    }
+    private let requestCounters = Mutex<[RequestKey: CoreMetrics.Counter]>([:])
     private let unlockCounters = Mutex<[String: CoreMetrics.Counter]>([:])
     private let requestLatency: CoreMetrics.Timer
     private let unlockLatency: CoreMetrics.Timer
@@ -39,7 +46,7 @@ public final class ServerMetrics: Sendable {
 
     /// One HTTP request; `route` is the matched route pattern, never the raw path (it may hold ids).
     func request(method: String, route: String, status: Int, duration: Duration) {
-        let key = "\(method) \(route) \(status)"
+        let key = RequestKey(method: method, route: route, status: status)
         let counter = requestCounters.withLock { counters in
             if let counter = counters[key] { return counter }
             let counter = CoreMetrics.Counter(
