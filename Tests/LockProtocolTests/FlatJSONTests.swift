@@ -59,7 +59,7 @@ import Testing
     }
 
     /// Unescaped string bytes are taken exactly when they are well-formed UTF-8, as
-    /// `String(validating:as:)` decides, in keys and values, before and after an escape.
+    /// `String(validating:as:)` decides: in keys and values, in a string without escapes and after one.
     @Test func takesExactlyWellFormedUTF8() {
         let cases: [[UInt8]] = [
             [], Array("bench-000001".utf8), Array("æ🔑".utf8), [0xEF, 0xBF, 0xBD],  // U+FFFD itself
