@@ -20,4 +20,19 @@ import Testing
         #expect(token("Bearerx uit_abc") == nil)
         #expect(token("uit_abc") == nil)
     }
+
+    @Test("A session token's shape: the prefix and 43 base64url characters, nothing else")
+    func shape() {
+        let body = String(repeating: "aZ0-_", count: 8) + "xyz"
+        let short = String(body.dropLast())
+        #expect(SessionTokens.isWellFormed("uit_" + body))
+        #expect(SessionTokens.isWellFormed(SessionTokens.generate()))
+        let wrongPrefix: [String] = ["UIT_" + body, "uat_" + body, "uit" + body + "a", "", "uit_"]
+        let wrongLength: [String] = ["uit_" + short, "uit_" + body + "a"]
+        // 43 bytes each, one of them not base64url ("é" is two bytes).
+        let wrongCharacter: [String] = ["=", "+", "/", ".", " "].map { "uit_" + short + $0 } + ["uit_" + body.dropLast(2) + "é"]
+        for bad in wrongPrefix + wrongLength + wrongCharacter {
+            #expect(!SessionTokens.isWellFormed(bad), "\(bad)")
+        }
+    }
 }

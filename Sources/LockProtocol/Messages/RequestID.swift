@@ -6,17 +6,23 @@ public struct RequestID: Sendable, Hashable, CustomStringConvertible {
     public let rawValue: String
 
     public init?(_ rawValue: String) {
-        let utf8 = rawValue.utf8
-        guard (1...64).contains(utf8.count) else { return nil }
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "_"):
-                continue
-            default:
-                return nil
+        // On the string's bytes in one buffer: through `utf8`'s iterator this check cost ≈ 1,100
+        // instructions under callgrind (≈ 350 now), and every `nonce` and `result` the server reads has one.
+        var text = rawValue
+        let valid = text.withUTF8 { bytes in
+            guard (1...64).contains(bytes.count) else { return false }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    continue
+                default:
+                    return false
+                }
             }
+            return true
         }
+        guard valid else { return nil }
         self.rawValue = rawValue
     }
 

@@ -17,10 +17,16 @@ public enum SessionTokens {
 
     /// Cheap shape check before any lookup: prefix and 43 base64url characters.
     static func isWellFormed(_ token: String) -> Bool {
-        guard token.hasPrefix(prefix), token.utf8.count == prefix.utf8.count + 43 else { return false }
-        return token.utf8.dropFirst(prefix.utf8.count).allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        guard token.hasPrefix(prefix) else { return false }
+        // On the token's bytes in one buffer: through `utf8`'s iterator this ran at ≈ 50 instructions
+        // a byte under callgrind (≈ 16 now), on every authenticated request.
+        var token = token
+        return token.withUTF8 { bytes in
+            bytes.count == prefix.utf8.count + 43
+                && bytes.dropFirst(prefix.utf8.count).allSatisfy { byte in
+                    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                }
         }
     }
 }
