@@ -36,12 +36,12 @@ extension SQLiteStore {
         }
     }
 
-    /// The company's rooms by name, with the authorizations `sql` selects (roomId, userId).
     /// Whether `room` is one of `company`'s: a room of another company is no room at all to its caller.
     static func roomExists(_ room: RoomID, in company: CompanyID, _ db: Database) throws -> Bool {
         try RoomRecord.filter(Column("id") == room.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1
     }
 
+    /// The company's rooms by name, with the authorizations `sql` selects (roomId, userId).
     private static func fetchRooms(in company: CompanyID, _ db: Database, authorizations sql: String, _ arguments: StatementArguments) throws
         -> [Room]
     {

@@ -175,12 +175,12 @@ struct API: Sendable {
         try await post("/api/v1/auth/sign-in", nil, ["email": email, "password": password])
     }
 
-    /// Signs in and, if asked to, replaces the initial password. Returns the token.
     /// `POST /api/v1/me/password` in the session `token`, giving `current` as the current password.
     func changePassword(_ token: String, from current: String, to new: String = "another new password 2") async throws -> Reply {
         try await post("/api/v1/me/password", token, ["currentPassword": current, "newPassword": new])
     }
 
+    /// Signs in and, if asked to, replaces the initial password. Returns the token.
     func session(_ email: String, _ password: String, newPassword: String = "a brand new password") async throws -> String {
         let reply = try await signIn(email, password)
         guard reply.status == 200, let token = reply.string("token") else { throw HarnessError("sign-in: \(reply)") }
