@@ -324,12 +324,14 @@ struct OIDCTests {
             .init(issuer: acmeIssuer, clientIDs: [Self.clientID], jwksFile: "\(directory.path)/acme.json"),
             .init(issuer: globexIssuer, clientIDs: [Self.clientID], jwksFile: "\(directory.path)/globex.json"),
         ]
-        #expect(throws: ServerConfiguration.ConfigurationError.self) { try harness.configuration.validate() }
+        let unnamed = #expect(throws: ServerConfiguration.ConfigurationError.self) { try harness.validateAsServer() }
+        #expect(unnamed?.description.contains("needs companies") == true, "\(String(describing: unnamed))")
         harness.configuration.oidcIssuers[0].companies = [acme.id.rawValue]
         harness.configuration.oidcIssuers[1].companies = ["not a company id"]
-        #expect(throws: ServerConfiguration.ConfigurationError.self) { try harness.configuration.validate() }
+        let misnamed = #expect(throws: ServerConfiguration.ConfigurationError.self) { try harness.validateAsServer() }
+        #expect(misnamed?.description.contains("must be one or more company ids") == true, "\(String(describing: misnamed))")
         harness.configuration.oidcIssuers[1].companies = [globex.id.rawValue]
-        try harness.configuration.validate()
+        try harness.validateAsServer()
 
         let now = harness.clock.now
         let hour: TimeInterval = 3600
