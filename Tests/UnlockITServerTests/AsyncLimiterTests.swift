@@ -1,4 +1,3 @@
-import Foundation
 import SiteHarness
 import Testing
 
@@ -27,13 +26,7 @@ import Testing
                     for await _ in stream { break }
                 }
             }
-            try await Self.until { holding.get() }
-        }
-
-        /// Waits for `condition`, at most five seconds (a regression fails, not hangs).
-        static func until(_ condition: () -> Bool) async throws {
-            let deadline = Date().addingTimeInterval(5)
-            while !condition(), Date() < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            try await waitUntil { holding.get() }
         }
 
         /// Asks for the slot as `name` of `network`, and returns once the request waits in the queue
@@ -52,9 +45,9 @@ import Testing
                 answers.update { $0[name] = turn }
             }
             if let waiting {
-                try await Self.until { limiter.waitingCount == waiting }
+                try await waitUntil { limiter.waitingCount == waiting }
             } else {
-                try await Self.until { answers.get().count > before }
+                try await waitUntil { answers.get().count > before }
             }
         }
 
@@ -64,7 +57,7 @@ import Testing
         /// Lets the slot go; returns once `count` waiters have run, with the order they ran in.
         func drain(expecting count: Int) async throws -> [String] {
             release.yield()
-            try await Self.until { served.get().count >= count }
+            try await waitUntil { served.get().count >= count }
             return served.get()
         }
     }

@@ -472,11 +472,3 @@ struct Failure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
-
-func waitUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw Failure("timed out") }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
