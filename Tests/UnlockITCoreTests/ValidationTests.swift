@@ -76,4 +76,12 @@ import UnlockITCore
         #expect(UserID(id.rawValue.uppercased()) == id)
         #expect(UserID(id.rawValue + " ") == nil)
     }
+
+    @Test("The base64url alphabet: the 64 characters of RFC 4648's table, and no byte else")
+    func base64URLAlphabet() {
+        let table = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(Base64URL.isAlphabet(byte) == table.contains(byte), "\(byte)")
+        }
+    }
 }

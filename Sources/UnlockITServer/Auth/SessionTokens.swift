@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import UnlockITCore
 
 /// Opaque bearer tokens: 256 random bits, base64url, with a recognisable prefix. The server stores
 /// only their SHA-256, so a copy of the database signs nobody in.
@@ -22,11 +23,7 @@ public enum SessionTokens {
         // a byte under callgrind (≈ 16 now), on every authenticated request.
         var token = token
         return token.withUTF8 { bytes in
-            bytes.count == prefix.utf8.count + 43
-                && bytes.dropFirst(prefix.utf8.count).allSatisfy { byte in
-                    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-                }
+            bytes.count == prefix.utf8.count + 43 && bytes.dropFirst(prefix.utf8.count).allSatisfy(Base64URL.isAlphabet)
         }
     }
 }
