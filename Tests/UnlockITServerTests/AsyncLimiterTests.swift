@@ -26,7 +26,7 @@ import Testing
                     for await _ in stream { break }
                 }
             }
-            try await waitUntil { holding.get() }
+            try await Network.waitUntil("the holder to take the slot", timeout: .seconds(5)) { holding.get() }
         }
 
         /// Asks for the slot as `name` of `network`, and returns once the request waits in the queue
@@ -45,9 +45,9 @@ import Testing
                 answers.update { $0[name] = turn }
             }
             if let waiting {
-                try await waitUntil { limiter.waitingCount == waiting }
+                try await Network.waitUntil("\(waiting) waiters", timeout: .seconds(5)) { limiter.waitingCount == waiting }
             } else {
-                try await waitUntil { answers.get().count > before }
+                try await Network.waitUntil("an answer for \(name)", timeout: .seconds(5)) { answers.get().count > before }
             }
         }
 
@@ -57,7 +57,7 @@ import Testing
         /// Lets the slot go; returns once `count` waiters have run, with the order they ran in.
         func drain(expecting count: Int) async throws -> [String] {
             release.yield()
-            try await waitUntil { served.get().count >= count }
+            try await Network.waitUntil("\(count) waiters to run", timeout: .seconds(5)) { served.get().count >= count }
             return served.get()
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import LockProtocol
 import Logging
 import MQTT
+import SiteHarness
 import Synchronization
 import Testing
 import UnlockITCore
@@ -61,7 +62,7 @@ import UnlockITCore
         }
 
         func waitForCommand(_ count: Int) async throws -> Command {
-            try await waitUntil { self.commands.count >= count }
+            try await Network.waitUntil("command \(count)", timeout: .seconds(5)) { self.commands.count >= count }
             return commands[count - 1]
         }
     }
