@@ -33,17 +33,8 @@ struct OpenDescriptors {
     /// The remote port of every TCP socket of this network namespace, IPv4 and IPv6, by inode.
     private static func tcpRemotePortsByInode() -> [String: Int] {
         var ports: [String: Int] = [:]
-        for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            // Read to the end: the kernel reports a size of 0 for these files.
-            guard let file = FileHandle(forReadingAtPath: path) else { continue }
-            defer { try? file.close() }
-            let table = String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
-            // `sl local_address rem_address st … inode`, an address as `hex:port` with the port in hex.
-            for line in table.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ")
-                guard fields.count > 9, let port = fields[2].split(separator: ":").last.flatMap({ Int($0, radix: 16) }) else { continue }
-                ports[String(fields[9])] = port
-            }
+        for row in TCPTable.rows(includingIPv6: true) {
+            if let port = row.remotePort { ports[String(row.inode)] = port }
         }
         return ports
     }

@@ -46,20 +46,11 @@ enum TCPPeer {
 
     /// The inode of the client's socket of the connection accepted as `fd`, from `/proc/net/tcp`.
     static func inode(ofClientOf fd: Int32) -> String? {
-        guard let server = port(fd, getsockname), let client = port(fd, getpeername),
-            let file = FileHandle(forReadingAtPath: "/proc/net/tcp")
-        else { return nil }
-        // Read to the end: the kernel reports a size of 0 for the file.
-        defer { try? file.close() }
-        let table = String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
+        guard let server = port(fd, getsockname), let client = port(fd, getpeername) else { return nil }
         // Addresses as the kernel writes them: 127.0.0.1 in memory order, the port in hex.
         let local = "0100007F:" + String(format: "%04X", client)
         let remote = "0100007F:" + String(format: "%04X", server)
-        for line in table.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            if fields.count > 9, fields[1] == local, fields[2] == remote { return String(fields[9]) }
-        }
-        return nil
+        return TCPTable.rows().first { $0.local == local && $0.remote == remote }.map { String($0.inode) }
     }
 
     /// Whether a descriptor of this process refers to the socket `inode`.
