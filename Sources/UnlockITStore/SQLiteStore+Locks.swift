@@ -54,17 +54,8 @@ extension SQLiteStore {
     )? {
         // On every unlock: one statement, prepared once, outside a transaction, read by column
         // position straight from SQLite's row (no intermediate copy).
-        try readStatements { db in
-            let statement = try db.cachedStatement(
-                sql: #"""
-                    SELECT l.roomId, l.name, l.state, l.online, l.lastSeen, l.firmwareVersion, l.sealedKey, l.createdAt, l.activatedAt,
-                           l.retiredAt,
-                           r.id, r.name, r.description, r.type, r.bookable, r.requiredLevel, r.createdAt, r.updatedAt,
-                           EXISTS (SELECT 1 FROM roomAuthorization a WHERE a.roomId = r.id AND a.userId = ?)
-                    FROM "lock" l LEFT JOIN room r ON r.id = l.roomId AND r.companyId = l.companyId
-                    WHERE l.id = ? AND l.companyId = ?
-                    """#)
-            return try statement.firstRow([.text(user.rawValue), .text(id.rawValue), .text(company.rawValue)]) { row in
+        try readStatement(.unlockContext) { statement in
+            try statement.firstRow([.text(user.rawValue), .text(id.rawValue), .text(company.rawValue)]) { row in
                 let lock = Lock(
                     id: id, companyID: company, roomID: try row.optionalText(0).map(RoomID.init(unchecked:)), name: try row.text(1),
                     state: LockState(rawValue: try row.text(2)) ?? .retired, online: try row.bool(3), lastSeen: try row.optionalDate(4),
@@ -80,6 +71,16 @@ extension SQLiteStore {
             }
         }
     }
+
+    /// ``unlockContext(_:in:for:)``'s statement; its columns are read by position.
+    static let unlockContextSQL = #"""
+        SELECT l.roomId, l.name, l.state, l.online, l.lastSeen, l.firmwareVersion, l.sealedKey, l.createdAt, l.activatedAt,
+               l.retiredAt,
+               r.id, r.name, r.description, r.type, r.bookable, r.requiredLevel, r.createdAt, r.updatedAt,
+               EXISTS (SELECT 1 FROM roomAuthorization a WHERE a.roomId = r.id AND a.userId = ?)
+        FROM "lock" l LEFT JOIN room r ON r.id = l.roomId AND r.companyId = l.companyId
+        WHERE l.id = ? AND l.companyId = ?
+        """#
 
     public func activateLock(
         _ id: LockID, in company: CompanyID, sealedKey: [UInt8], at: Date, checking admin: AdminCheck?, audit: AuditEvent

@@ -27,14 +27,8 @@ extension SQLiteStore {
     public func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)? {
         // On every authenticated request: one statement, prepared once, read by column position
         // straight from SQLite's row.
-        try readStatements { db in
-            let statement = try db.cachedStatement(
-                sql: #"""
-                    SELECT s.createdAt, s.expiresAt, s.revokedAt,
-                           u.id, u.companyId, u.email, u.name, u.role, u.securityLevel, u.enabled, u.mustChangePassword, u.createdAt, u.updatedAt
-                    FROM "session" s JOIN "user" u ON u.id = s.userId WHERE s.tokenHash = ?
-                    """#)
-            return try statement.firstRow([.blob(tokenHash)]) { row in
+        try readStatement(.session) { statement in
+            try statement.firstRow([.blob(tokenHash)]) { row in
                 let user = User(
                     id: UserID(unchecked: try row.text(3)), companyID: CompanyID(unchecked: try row.text(4)), email: try row.text(5),
                     name: try row.text(6), role: Role(rawValue: try row.text(7)) ?? .employee, securityLevel: try row.integer(8),
@@ -46,6 +40,13 @@ extension SQLiteStore {
             }
         }
     }
+
+    /// ``session(tokenHash:)``'s statement; its columns are read by position.
+    static let sessionSQL = #"""
+        SELECT s.createdAt, s.expiresAt, s.revokedAt,
+               u.id, u.companyId, u.email, u.name, u.role, u.securityLevel, u.enabled, u.mustChangePassword, u.createdAt, u.updatedAt
+        FROM "session" s JOIN "user" u ON u.id = s.userId WHERE s.tokenHash = ?
+        """#
 
     public func revokeSession(tokenHash: [UInt8], at: Date, audit: AuditEvent?) async throws {
         try await auditedWrite { db in

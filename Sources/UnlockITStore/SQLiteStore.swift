@@ -14,8 +14,8 @@ public final class SQLiteStore: Store {
     private let checkpointer: DatabaseQueue
     /// The audit log's ordered, group-committed write queue (``append(_:)``, ``enqueue(_:)``).
     let audit: AuditBatcher
-    /// Read-only connections for the lookups on every request (see ``readStatements(_:)``).
-    private let hotReaders: [DatabaseQueue]
+    /// Read-only connections for the lookups on every request (see ``readStatement(_:_:)``).
+    private let hotReaders: [HotReader]
     /// One bit per hot reader, set while a caller holds it.
     private let hotReadersBusy = Atomic<UInt>(0)
     private let nextHotReader = Atomic<Int>(0)
@@ -60,11 +60,11 @@ public final class SQLiteStore: Store {
         hotConfiguration.busyMode = .timeout(5)
         hotConfiguration.label = "unlockit.hot"
         hotReaders = try (0..<min(UInt.bitWidth, max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))).map { _ in
-            try DatabaseQueue(path: path, configuration: hotConfiguration)
+            HotReader(connection: try DatabaseQueue(path: path, configuration: hotConfiguration))
         }
         audit = AuditBatcher(capacity: auditCapacity, onFailure: onAuditFailure) { [pool] events in
             try pool.write { db in
-                for event in events { try Self.insertAudit(event, db) }
+                try Self.insertAudit(events, db)
             }
         }
     }
@@ -105,7 +105,9 @@ public final class SQLiteStore: Store {
     /// collided about 400 times a second at 8,000 unlocks/s, each waiting 0.3 ms on average and up
     /// to 9.4 ms (`perf sched`). There are twice as many connections as cores (Swift's executor runs
     /// a thread per core), so all are busy only in a pile-up; then the caller waits for one in turn.
-    func readStatements<T>(_ body: (Database) throws -> T) throws -> T {
+    ///
+    /// Each connection keeps the statements it has prepared (``HotReader``), so `body` gets `query`'s.
+    func readStatement<T>(_ query: HotQuery, _ body: (Statement) throws -> T) throws -> T {
         let all: UInt = hotReaders.count == UInt.bitWidth ? ~0 : (1 << UInt(hotReaders.count)) - 1
         var busy = hotReadersBusy.load(ordering: .relaxed)
         while case let free = all & ~busy, free != 0 {
@@ -114,12 +116,12 @@ public final class SQLiteStore: Store {
                 expected: busy, desired: busy | (1 << UInt(index)), ordering: .acquiringAndReleasing)
             if claimed {
                 defer { hotReadersBusy.bitwiseAnd(~(1 << UInt(index)), ordering: .releasing) }
-                return try hotReaders[index].unsafeRead(body)
+                return try hotReaders[index].run(query, body)
             }
             busy = current
         }
         let turn = nextHotReader.add(1, ordering: .relaxed).oldValue
-        return try hotReaders[Int(UInt(bitPattern: turn) % UInt(hotReaders.count))].unsafeRead(body)
+        return try hotReaders[Int(UInt(bitPattern: turn) % UInt(hotReaders.count))].run(query, body)
     }
 
     /// A write transaction, run on the calling thread (see ``read(_:)``); writes are serialized by
@@ -138,27 +140,31 @@ public final class SQLiteStore: Store {
     }
 
     func insertAudit(_ event: AuditEvent, _ db: Database) throws {
-        try Self.insertAudit(event, db)
+        try Self.insertAudit(CollectionOfOne(event), db)
     }
 
     /// Inserts `event` with `changes`, what the write around it did to the row as it was.
     func insertAudit(_ event: AuditEvent, recording changes: [AuditChange], _ db: Database) throws {
         var event = event
         event.changes = changes
-        try Self.insertAudit(event, db)
+        try Self.insertAudit(CollectionOfOne(event), db)
     }
 
-    static func insertAudit(_ event: AuditEvent, _ db: Database) throws {
+    /// Inserts `events` in order with one prepared statement: GRDB's cache finds it by hashing the
+    /// whole SQL text, so the group commit's batches look it up once, not once per event.
+    static func insertAudit(_ events: some Sequence<AuditEvent>, _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO auditEvent (companyId, at, actorId, action, lockId, roomId, subjectId, outcome, reason, changes)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-        let changes = event.changes.isEmpty ? nil : String(decoding: try JSONEncoder().encode(event.changes), as: UTF8.self)
-        try statement.execute(arguments: [
-            event.companyID.rawValue, StorageDate.text(event.at), event.actorID?.rawValue, event.action.rawValue, event.lockID?.rawValue,
-            event.roomID?.rawValue,
-            event.subjectID?.rawValue, event.outcome.rawValue, event.reason, changes,
-        ])
+        for event in events {
+            let changes = event.changes.isEmpty ? nil : String(decoding: try JSONEncoder().encode(event.changes), as: UTF8.self)
+            try statement.execute(arguments: [
+                event.companyID.rawValue, StorageDate.text(event.at), event.actorID?.rawValue, event.action.rawValue, event.lockID?.rawValue,
+                event.roomID?.rawValue,
+                event.subjectID?.rawValue, event.outcome.rawValue, event.reason, changes,
+            ])
+        }
     }
 }
