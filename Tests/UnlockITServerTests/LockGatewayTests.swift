@@ -221,6 +221,20 @@ import UnlockITCore
         #expect(await outcome == .lockOffline)
     }
 
+    @Test func anyEventFromAKnownLockIsASightingAndAnUnknownLockGetsNoPresence() async throws {
+        let (gateway, _) = gateway()
+        let before = try #require(gateway.presence(of: lock))
+        try await Task.sleep(for: .milliseconds(20))
+        // Even one the gateway cannot read: the lock is there.
+        gateway.handle(MQTTMessage(topic: Topics.event(lock), payload: Array("not json".utf8)))
+        let after = try #require(gateway.presence(of: lock))
+        #expect(after.lastSeen > before.lastSeen && after.online && after.firmwareVersion == before.firmwareVersion)
+        #expect(gateway.presence(of: other)?.lastSeen ?? .distantFuture < after.lastSeen)
+        let unseen = LockID("lock-never-seen")!
+        answer(gateway, from: unseen, .nonce(req: RequestID.random(), nonce: .random()))
+        #expect(gateway.presence(of: unseen) == nil)
+    }
+
     @Test func aLockTheBrokerDisconnectedIsOfflineAndNothingIsMadeUpForOthers() async throws {
         let (gateway, _) = gateway(timeout: .seconds(10))
         let seen = try #require(gateway.presence(of: lock)?.lastSeen)

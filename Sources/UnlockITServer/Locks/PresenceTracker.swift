@@ -55,11 +55,8 @@ final class PresenceTracker: Sendable {
 
     /// Any message from the lock proves it is there.
     func seen(_ lock: LockID, now: Date) {
-        entries.withLock { entries in
-            guard var entry = entries[lock] else { return }
-            entry.lastSeen = now
-            entries[lock] = entry
-        }
+        // In place: one lookup for every message a lock sends, not a read and a write.
+        entries.withLock { $0[lock]?.lastSeen = now }
     }
 
     func isOnline(_ lock: LockID) -> Bool { entries.withLock { $0[lock]?.online ?? false } }
