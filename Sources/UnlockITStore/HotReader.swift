@@ -23,6 +23,8 @@ enum HotQuery: Int, CaseIterable {
 final class HotReader: @unchecked Sendable {
     // Unchecked: `prepared` is read and written only inside `connection.unsafeRead`, whose serial
     // queue runs one block at a time, and a statement is used only on the connection that prepared it.
+    // When the reader goes, GRDB closes the connection with `sqlite3_close_v2`, which frees it once
+    // the statements held here are finalised, whichever of the two goes first.
     private let connection: DatabaseQueue
     private var prepared: [Statement?] = Array(repeating: nil, count: HotQuery.allCases.count)
 
