@@ -61,6 +61,7 @@ struct CLIEndToEndTests {
             "initial": "Initial password (shown once; it must be changed at first sign-in): ",
             "noToken": "Error: Standard input ended before an ID token was read.", "tokenInvalid": "Error: The ID token could not be verified.",
             "previousNotEnded": "could not be ended there: it stays valid on that server until",
+            "disabled": "Error: This account is disabled.",
         ],
         "da": [
             "signedIn": "Logget ind som admin@acme.test (administrator)", "firstLogin": "Dette er dit første login: vælg din egen adgangskode.",
@@ -85,6 +86,7 @@ struct CLIEndToEndTests {
             "initial": "Startadgangskode (vises én gang; den skal skiftes ved første login): ",
             "noToken": "Fejl: Standard input sluttede, før et ID-token blev læst.", "tokenInvalid": "Fejl: ID-tokenet kunne ikke verificeres.",
             "previousNotEnded": "kunne ikke afsluttes: den er gyldig på den server indtil",
+            "disabled": "Fejl: Denne konto er deaktiveret.",
         ],
     ]
 
@@ -199,6 +201,21 @@ struct CLIEndToEndTests {
             try await lock.start(broker: site.broker.url, password: newPassword, pairing: false)
             try await Self.waitUntilOnline(admin, true)
             #expect(try await boss.run(["unlock", "Lab"]).status == 0)
+
+            // A disabled account is told so. Its attempts on a door named by id still reach the
+            // server, which refuses and records them (the second reaches the site's limit of two
+            // denials a minute, which is recorded too); a room's name cannot be resolved without the
+            // account's list of doors, so that attempt stays with the CLI.
+            #expect(try await admin.run(["users", "edit", "boss@acme.test", "--disable"]).status == 0)
+            for target in [["lock-cli"], ["Lab", "--lock", "lock-cli"], ["Front office"]] {
+                let refused = try await boss.run(["unlock"] + target)
+                #expect(refused.status == 4, "\(target): \(refused)")
+                #expect(refused.stderr.contains(t["disabled"]!), "\(target): \(refused)")
+            }
+            let attempts = try await admin.run(["audit", "--user", "boss@acme.test", "--action", "unlock", "--outcome", "denied", "--json"])
+            #expect(attempts.items.compactMap { $0["reason"] as? String }.sorted() == ["throttled", "user_disabled", "user_disabled"], "\(attempts)")
+            #expect(attempts.items.allSatisfy { $0["lockId"] as? String == "lock-cli" }, "\(attempts)")
+            #expect(try await lock.stats()["openings"] == 1, "since its restart, the granted unlock only")
             await lock.stop()
             try await Self.waitUntilOnline(admin, false)
 

@@ -20,10 +20,37 @@ struct Unlock: AsyncParsableCommand {
         let context = CommandContext(global)
         let l = context.l
         let (api, _) = try context.signedIn()
-        let entries: ItemsModel<AccessEntryModel> = try await api.get("/api/v1/me/access")
+        let entries: ItemsModel<AccessEntryModel>
+        do {
+            entries = try await api.get("/api/v1/me/access")
+        } catch let disabled as CLIError where disabled.problemCode == ProblemCode.userDisabled.rawValue {
+            try await attemptWhileDisabled(api, context, refusal: disabled)
+            return
+        }
         let chosen = try choose(from: entries.items, l)
         let unlocked: UnlockedModel = try await api.send("POST", "/api/v1/locks/\(chosen.lockId)/unlock")
         try context.output(unlocked) { l("unlock.done", chosen.lockName, chosen.lockId) }
+    }
+
+    /// A disabled account may not list its doors, but an attempt on a door it names by id is the
+    /// server's to refuse and to record in the audit log (reason `user_disabled`, or `lock_not_found`),
+    /// as every other denial is: an admin sees that a disabled account still tries doors. A room's
+    /// name cannot be turned into a lock without the list, so that attempt stays here. Either way the
+    /// user is told that the account is disabled, as before.
+    func attemptWhileDisabled(_ api: ServerAPI, _ context: CommandContext, refusal: CLIError) async throws {
+        let named: String? =
+            if let lock { try Lookup.lockID(lock, context.l) } else { target.flatMap { LockID($0.lowercased())?.rawValue } }
+        guard let lockID = named else { throw refusal }
+        let unlocked: UnlockedModel
+        do {
+            unlocked = try await api.send("POST", "/api/v1/locks/\(lockID)/unlock")
+        } catch let answer as CLIError
+            where [ProblemCode.accessDenied.rawValue, ProblemCode.lockNotFound.rawValue].contains(answer.problemCode)
+        {
+            throw refusal
+        }
+        // Not for a disabled account: the rule refuses it every lock. Said as it happened all the same.
+        try context.output(unlocked) { context.l("unlock.done", lockID, lockID) }
     }
 
     /// The lock to open: named directly, or the only lock of a named room, or the one picked among a room's locks.
