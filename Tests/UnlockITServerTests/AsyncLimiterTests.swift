@@ -106,10 +106,11 @@ import Testing
 
     @Test("A network whose newest waiter may not be turned away gives way with its newest that may")
     func onlyEvictableWaitersGiveWay() async throws {
-        let queue = try await Queue(maxWaiting: 3)
+        let queue = try await Queue(maxWaiting: 2)
         try await queue.ask("a1", of: "A", waiting: 1)
         try await queue.ask("a2", of: "A", waiting: 2)
         try await queue.ask("i1", of: "A", queueing: true, waiting: 3)
+        #expect(queue.limiter.placesTaken == 2)
         try await queue.ask("b1", of: "B")
         #expect(queue.answer("a2") == false && queue.answer("i1") == nil)
         #expect(try await queue.drain(expecting: 3) == ["a1", "b1", "i1"])
@@ -135,13 +136,20 @@ import Testing
         #expect(try await queue.drain(expecting: 6) == ["a1", "b1", "c1", "a2", "b2", "a3"])
     }
 
-    @Test("A caller that waits even when the queue is full is never turned away for a newcomer")
+    @Test("Callers that wait even when the queue is full are never turned away, and keep no one else out")
     func queueingCallersStay() async throws {
         let queue = try await Queue(maxWaiting: 1)
+        // However many imports wait, each with its next password, the queue's place is free for others.
         try await queue.ask("i1", of: "A", queueing: true, waiting: 1)
         try await queue.ask("i2", of: "A", queueing: true, waiting: 2)
-        try await queue.ask("b1", of: "B")
-        #expect(queue.answer("b1") == false)
-        #expect(try await queue.drain(expecting: 2) == ["i1", "i2"])
+        try await queue.ask("b1", of: "B", waiting: 3)
+        #expect(queue.answer("b1") == nil)
+        // The place is B's now: another newcomer is turned away (A holds no place to give), an import not.
+        try await queue.ask("b2", of: "B")
+        #expect(queue.answer("b2") == false)
+        try await queue.ask("i3", of: "A", queueing: true, waiting: 4)
+        #expect(queue.limiter.placesTaken == 1)
+        // The imports take their network's turns, as its other requests would.
+        #expect(try await queue.drain(expecting: 4) == ["i1", "b1", "i2", "i3"])
     }
 }

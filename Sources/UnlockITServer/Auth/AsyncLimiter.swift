@@ -8,13 +8,16 @@ import Synchronization
 /// cannot keep everyone else out by keeping it full:
 /// - A free slot goes to the networks that wait in turn (round robin), each network's own requests
 ///   in arrival order.
-/// - When the queue is full, a newcomer takes the place of the newest waiter that may be turned
-///   away (not a `queueing` one) of the network that holds the most places among those that hold
-///   at least two more than the newcomer's (of two such, the one whose waiter came last); that
-///   waiter is turned away instead. Otherwise the newcomer is. So networks that wait with as many
-///   requests as each other do not push each other out, and a network that has filled the queue
-///   gives way to each network that asks, down to its share. With a queue of one place or none,
-///   no network can hold two more than another: the queue is then first come, first served.
+/// - When the queue is full, a newcomer takes the place of the newest waiter of the network that
+///   holds the most places among those that hold at least two more than the newcomer's (of two
+///   such, the one whose waiter came last); that waiter is turned away instead. Otherwise the
+///   newcomer is. So networks that wait with as many requests as each other do not push each other
+///   out, and a network that has filled the queue gives way to each network that asks, down to its
+///   share. With a queue of one place or none, no network can hold two more than another: the
+///   queue is then first come, first served.
+/// - A `queueing` caller waits in line without taking one of the `maxWaiting` places: it is never
+///   turned away, and however many wait so, they keep no one else out of the queue. They take their
+///   network's turns like its other waiters.
 final class AsyncLimiter: Sendable {
     /// The queue was full: the caller should answer "busy" and let the client retry later.
     struct Saturated: Error {}
@@ -22,7 +25,8 @@ final class AsyncLimiter: Sendable {
     private struct Waiter {
         let arrival: UInt64
         let continuation: CheckedContinuation<Bool, Never>
-        /// False for a caller that waits even when the queue is full (`queueing`): never turned away.
+        /// False for a caller that waits even when the queue is full (`queueing`): it holds no place
+        /// and is never turned away.
         let evictable: Bool
     }
 
@@ -32,29 +36,36 @@ final class AsyncLimiter: Sendable {
         /// The networks with a waiter, in the order they get the next free slot.
         var turns: [String] = []
         var count = 0
+        /// The waiters that hold one of the queue's places: all but the `queueing` ones.
+        var places = 0
         var arrivals: UInt64 = 0
 
         /// The newest waiter that may be turned away for a newcomer of `network`, taken out of the queue.
         mutating func evictForNewcomer(of network: String) -> Waiter? {
-            let mine = waiting[network]?.count ?? 0
+            let mine = Self.places(of: waiting[network] ?? [])
             var victim: (network: String, index: Int, places: Int, arrival: UInt64)?
-            for (other, waiters) in waiting where other != network && waiters.count >= mine + 2 {
-                guard let index = waiters.lastIndex(where: \.evictable) else { continue }
-                let candidate = (other, index, waiters.count, waiters[index].arrival)
+            for (other, waiters) in waiting where other != network {
+                let held = Self.places(of: waiters)
+                guard held >= mine + 2, let index = waiters.lastIndex(where: \.evictable) else { continue }
+                let candidate = (other, index, held, waiters[index].arrival)
                 if let best = victim, (best.places, best.arrival) >= (candidate.2, candidate.3) { continue }
                 victim = candidate
             }
             guard let victim else { return nil }
             // It held at least two places: it keeps a waiter, and its turn.
             count -= 1
+            places -= 1
             return waiting[victim.network]!.remove(at: victim.index)
         }
+
+        private static func places(of waiters: [Waiter]) -> Int { waiters.count(where: \.evictable) }
 
         mutating func append(_ continuation: CheckedContinuation<Bool, Never>, of network: String, evictable: Bool) {
             arrivals += 1
             if waiting[network] == nil { turns.append(network) }
             waiting[network, default: []].append(Waiter(arrival: arrivals, continuation: continuation, evictable: evictable))
             count += 1
+            if evictable { places += 1 }
         }
 
         /// The next waiter to get a free slot, taken out of the queue.
@@ -68,6 +79,7 @@ final class AsyncLimiter: Sendable {
                 turns.append(network)
             }
             count -= 1
+            if waiter.evictable { places -= 1 }
             return waiter
         }
     }
@@ -84,11 +96,15 @@ final class AsyncLimiter: Sendable {
     /// How many callers wait for a slot.
     var waitingCount: Int { state.withLock { $0.count } }
 
+    /// How many of the queue's places are taken: the waiters but the `queueing` ones.
+    var placesTaken: Int { state.withLock { $0.places } }
+
     /// - Parameters:
     ///   - network: whose request this is, for the fair share of the queue.
-    ///   - queueing: wait in line even when the queue is full. For work that asks for one slot at a
-    ///     time and must not fail halfway because of others' bursts (an import's passwords): each
-    ///     such caller adds at most one to the queue, and is never turned away for a newcomer.
+    ///   - queueing: wait in line even when the queue is full, without taking one of its places. For
+    ///     work that asks for one slot at a time and must not fail halfway because of others' bursts
+    ///     (an import's passwords): each such caller adds at most one waiter, is never turned away
+    ///     for a newcomer, and keeps no newcomer out.
     func run<T: Sendable>(network: String, queueing: Bool = false, _ body: () async throws -> T) async throws -> T {
         try await acquire(network: network, queueing: queueing)
         defer { release() }
@@ -108,7 +124,7 @@ final class AsyncLimiter: Sendable {
                     state.available -= 1
                     return (true, nil)
                 }
-                if queueing || state.count < maxWaiting {
+                if queueing || state.places < maxWaiting {
                     state.append(continuation, of: network, evictable: !queueing)
                     return (nil, nil)
                 }
