@@ -519,6 +519,30 @@ struct SignInTests {
         }
     }
 
+    @Test("An import stops hashing at the next row once its admin's session has ended")
+    func anImportStopsWithItsSession() async throws {
+        let harness = try Harness()
+        let services = try harness.services()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run(over: services) { api in
+            let admin = try await api.session("admin@acme.test", initial)
+            let rows: [[String: any Sendable]] = (0..<100).map {
+                ["email": "new\($0)@acme.test", "name": "N", "role": "employee", "securityLevel": 0]
+            }
+            let before = services.hasher.hashesMade
+            async let answer = api.post("/api/v1/users/import", admin, ["users": rows])
+            try await Network.waitUntil("the import to hash", timeout: .seconds(30)) { services.hasher.hashesMade >= before + 2 }
+            #expect(try await api.post("/api/v1/auth/sign-out", admin).status == 204)
+            let atSignOut = services.hasher.hashesMade
+            let reply = try await answer
+            #expect(reply.status == 401 && reply.code == "unauthenticated", "\(reply)")
+            // At most the row that was being hashed as the session ended, not the rest of the file.
+            #expect(services.hasher.hashesMade <= atSignOut + 1, "\(services.hasher.hashesMade - before) of 100 rows hashed")
+            let again = try await api.session("admin@acme.test", "a brand new password")
+            #expect(try await api.get("/api/v1/users", again).items.count == 1)
+        }
+    }
+
     @Test("A restarted server on the same file keeps everything, and valid sessions stay valid")
     func restartKeepsSessions() async throws {
         let harness = try Harness()

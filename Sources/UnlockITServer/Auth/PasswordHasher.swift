@@ -30,6 +30,10 @@ public final class PasswordHasher: Sendable {
     private let limiter: AsyncLimiter
     private let pool: NIOThreadPool
     private let dummy = Mutex<String?>(nil)
+    private let made = Atomic<Int>(0)
+
+    /// How many hashes of new passwords were made (for tests).
+    var hashesMade: Int { made.load(ordering: .relaxed) }
 
     /// - Parameter maxWaiting: how many hashes may wait for a slot; eight is about two to three
     ///   seconds of queue at cost 12 with one slot.
@@ -55,6 +59,7 @@ public final class PasswordHasher: Sendable {
         return try await limiter.run(network: ClientAddress.network(of: client), queueing: queueing) {
             try await pool.runIfActive {
                 Self.yieldToOtherWork()
+                defer { self.made.add(1, ordering: .relaxed) }
                 return Bcrypt.hash(input, cost: cost)
             }
         }

@@ -233,6 +233,10 @@ struct UsersController {
                     createdAt: now, updatedAt: now)
                 created.append(Created(user: UserResponse(user), initialPassword: nil))
             } else {
+                // Hashing takes minutes for a large file, and nothing cancels it when the client goes:
+                // an admin signed out, demoted or disabled meanwhile stops it at the next row, as the
+                // commit would refuse it at the end.
+                try await services.store.verifyAdmin(services.adminCheck(identity))
                 let (user, hash, generated) = try await prepare(row, admin: admin, client: client, queueing: true)
                 prepared.append((user, hash))
                 created.append(Created(user: UserResponse(user), initialPassword: generated))
