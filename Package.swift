@@ -168,7 +168,11 @@ let package = Package(
         ),
         .testTarget(name: "LockFirmwareTests", dependencies: ["LockFirmware", "SiteHarness"], swiftSettings: strict),
         .testTarget(
-            name: "UnlockITClientTests", dependencies: ["UnlockITClient", "UnlockITLocalization", "UnlockITCore", "SiteHarness"],
+            name: "UnlockITClientTests",
+            dependencies: [
+                "UnlockITClient", "UnlockITLocalization", "UnlockITCore", "SiteHarness",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Testing
 import UnlockITLocalization
 
@@ -18,6 +19,16 @@ import UnlockITLocalization
         table.add(["Åse Ørsted", "3"])
         table.add(["Bo", "12"])
         #expect(table.rendered == "Name        Niveau\nÅse Ørsted  3\nBo          12")
+    }
+
+    @Test func auditChangesAreSaidInTheUsersLanguage() throws {
+        let context = CommandContext(try GlobalOptions.parse(["--lang", "da"]), environment: [:])
+        // A retired lock's device id registered again: the event records the state it was taken over from.
+        let changes = [
+            AuditChangeModel(field: "state", from: "retired", to: "registered"), AuditChangeModel(field: "name", from: "Dør", to: "Port"),
+            AuditChangeModel(field: "roomId", from: nil, to: "room-1"),
+        ]
+        #expect(Audit.changes(changes, rooms: ["room-1": "Lab"], context) == "Tilstand: udfaset → registreret; Navn: Dør → Port; Rum: – → Lab")
     }
 
     @Test func importFilesFromSpreadsheets() throws {

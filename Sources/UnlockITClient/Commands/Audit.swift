@@ -86,13 +86,14 @@ extension Audit {
         let labels = [
             "role": "column.role", "securityLevel": "column.level", "enabled": "column.enabled", "email": "column.email", "name": "column.name",
             "requiredLevel": "column.required_level", "type": "column.type", "bookable": "column.bookable", "description": "column.description",
-            "roomId": "column.room",
+            "roomId": "column.room", "state": "column.state",
         ]
         func value(_ field: String, _ text: String?) -> String {
             guard let text else { return "–" }
             switch field {
             case "role" where l.has("role.\(text)"): return l("role.\(text)")
             case "type" where l.has("roomtype.\(text)"): return l("roomtype.\(text)")
+            case "state" where l.has("state.\(text)"): return l("state.\(text)")
             case "enabled", "bookable": return Bool(text).map(context.yesNo) ?? text
             case "roomId": return rooms[text] ?? text
             default: return text

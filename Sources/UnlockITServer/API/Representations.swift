@@ -104,7 +104,8 @@ struct AuditEventResponse: ResponseCodable {
     var subjectId: String?
     var lockId: String?
     var roomId: String?
-    /// What a user's or room's creation, update or deletion, or a lock's update, set; absent for other events.
+    /// What a user's or room's creation, update or deletion, a lock's update, or a registration over
+    /// a retired lock's device id set; absent for other events.
     var changes: [AuditChange]?
 
     init(_ event: AuditEvent) {
