@@ -1,4 +1,5 @@
 import Foundation
+import SiteHarness
 import Testing
 import UnlockITCore
 import UnlockITStore
@@ -42,6 +43,34 @@ import UnlockITStore
             #expect(lock?.state == (change == "register" ? nil : .registered))
             let events = try await api.get("/api/v1/audit?lock=\(id)", other)
             #expect(events.items.isEmpty, "\(events.items)")
+        }
+    }
+
+    @Test(
+        "Another company's lock answers 404 at once, not after that company's change of it", arguments: ["retire", "broker-password"])
+    func anotherCompanysLockIsNotWaitedFor(change: String) async throws {
+        let harness = try Harness()
+        let services = try harness.services()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        _ = try await harness.bootstrap("Globex", email: "admin@globex.test")
+        let globex = try #require(try await harness.store.credentials(email: "admin@globex.test")?.0.companyID)
+        let id = try #require(LockID("door-1"))
+        try await harness.store.createLock(
+            Lock(id: id, companyID: globex, roomID: nil, name: "Door", state: .registered, createdAt: harness.clock.now))
+        try await harness.run(over: services) { api in
+            let admin = try await api.session("admin@acme.test", initial)
+            // Globex's own change of its lock holds the turn (its broker commands may take seconds).
+            #expect(await services.lockAccountTurns.acquire(id, deadline: .now + .seconds(5)))
+            let answer = LockedBox<API.Reply?>(nil)
+            let asked = Task {
+                answer.set(try await api.post("/api/v1/locks/\(id)/\(change)", admin, [:]))
+            }
+            try? await Network.waitUntil("Acme's answer", timeout: .seconds(5)) { answer.get() != nil }
+            let whileHeld = answer.get()
+            services.lockAccountTurns.release(id)
+            try await asked.value
+            #expect(whileHeld?.status == 404 && whileHeld?.code == "lock_not_found", "\(String(describing: answer.get()))")
+            #expect(try await harness.store.lock(id, in: globex)?.state == .registered)
         }
     }
 }

@@ -207,6 +207,7 @@ struct LocksController {
     @Sendable func retire(request: Request, context: AppContext) async throws -> LockResponse {
         let identity = try context.requireIdentity()
         let id = try Self.lockID(context)
+        try await requireOwnLock(id, of: identity.user)
         return try await inTurn(id, as: identity) { try await retire(id, by: identity.user) }
     }
 
@@ -234,6 +235,7 @@ struct LocksController {
     @Sendable func resetBrokerPassword(request: Request, context: AppContext) async throws -> Registered {
         let identity = try context.requireIdentity()
         let id = try Self.lockID(context)
+        try await requireOwnLock(id, of: identity.user)
         return try await inTurn(id, as: identity) { try await resetBrokerPassword(id, by: identity.user) }
     }
 
@@ -262,6 +264,13 @@ struct LocksController {
             throw error
         }
         return Registered(lock: response(lock), mqtt: BrokerCredentials(broker: services.brokerURL, username: id.rawValue, password: password))
+    }
+
+    /// 404 `lock_not_found` at once, before the lock's turn, for an id that is not the company's: another
+    /// company's lock answers exactly as a missing one, not after waiting behind that company's change
+    /// of it (nor holding that change up). Checked again in the turn.
+    private func requireOwnLock(_ id: LockID, of admin: User) async throws {
+        guard try await services.store.lock(id, in: admin.companyID) != nil else { throw APIError.notFound(.lockNotFound) }
     }
 
     /// The company's lock `id`, unless it is retired: 404 `lock_not_found`, 409 `lock_retired` titled `retired`.
