@@ -354,6 +354,20 @@ import UnlockITCore
         #expect(link.commands.count == 1)
     }
 
+    @Test func aPairingWindowThatClosesBeforeTheChallengeAsksForTheButtonAgain() async throws {
+        let (gateway, link) = gateway()
+        let code = SetupCode.random()
+        let activation = Task { try await gateway.activate(lock, setupCode: code, pending: { nil }) { _ in } }
+        guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
+        answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
+        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw Failure("expected a challenge") }
+        // The window closed in between: a lock that is not activated takes no challenge outside it.
+        answer(gateway, from: lock, .error(req: challenge, reason: .notActivated))
+        await #expect(throws: ActivationFailure.notInPairingMode) { _ = try await activation.value }
+        #expect(link.commands.count == 2)
+    }
+
     @Test func aConfirmationWhoseAnswerWasLostIsFinishedByTheNextAttempt() async throws {
         let (gateway, link) = gateway()
         let code = SetupCode.random()

@@ -232,7 +232,9 @@ public final class LockGateway: Sendable {
         switch await exchange(.challenge(req: req), with: lock, deadline: deadline) {
         case .event(.nonce(_, let value)): nonce = value
         case .event(.error(_, .alreadyActivated)): throw ActivationFailure.alreadyActivated
-        case .event(.error(_, .notInPairingMode)): throw ActivationFailure.notInPairingMode
+        // A lock not activated takes a challenge only inside the pairing window it answered `activate`
+        // in: the window closed (or the lock restarted) in between, and the button is needed again.
+        case .event(.error(_, .notInPairingMode)), .event(.error(_, .notActivated)): throw ActivationFailure.notInPairingMode
         case .event: throw ActivationFailure.lockDenied
         case let other: throw Self.failure(other)
         }
