@@ -23,6 +23,9 @@ struct BrokerSetupCommand: ParsableCommand {
 
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1–65535.") }
+        guard BrokerSetup.isValidHost(host) else {
+            throw ValidationError("--host must be a host name or an IP address (letters, digits, '.', '-', ':').")
+        }
     }
 
     func run() throws {

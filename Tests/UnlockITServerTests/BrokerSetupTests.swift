@@ -50,6 +50,28 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: setup.passwordPath)) == passwordFile)
     }
 
+    @Test("broker-setup refuses a listener address or folder that would not stand in the configuration as given")
+    func addressesAndFoldersAreChecked() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        // Empty, mosquitto would listen on every interface; a line break would add a line of its own.
+        for host in ["", " ", "127.0.0.1\nallow_anonymous true", "127.0.0.1 0.0.0.0", "host#comment"] {
+            let setup = BrokerSetup(directory: folder.path + "/broker", host: host, port: 1883)
+            #expect(throws: BrokerSetup.SetupError.self, "\(host.debugDescription)") { try setup.write() }
+            #expect(!BrokerSetup.isValidHost(host))
+        }
+        let strayLine = BrokerSetup(directory: folder.path + "/broker\nallow_anonymous true", port: 1883)
+        #expect(throws: BrokerSetup.SetupError.self) { try strayLine.write() }
+        // Nothing was written.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        for host in ["127.0.0.1", "::1", "broker.example.com", "fe80::1"] { #expect(BrokerSetup.isValidHost(host), "\(host)") }
+
+        let setup = BrokerSetup(directory: folder.path + "/broker", host: "::1", port: 1883)
+        try setup.write()
+        let listeners = try String(contentsOfFile: setup.configPath, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("listener") }
+        #expect(listeners == ["listener 1883 ::1"])
+    }
+
     @Test("A broker-setup that fails half-way leaves neither file, and running it again works")
     func aFailedSetupLeavesNothing() throws {
         let folder = try TemporaryDirectory()

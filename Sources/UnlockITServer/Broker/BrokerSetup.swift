@@ -21,6 +21,20 @@ public struct BrokerSetup: Sendable {
         self.serverUsername = serverUsername
     }
 
+    /// A host name or an IPv4 or IPv6 address as mosquitto's `listener` takes it: 1–253 letters,
+    /// digits, dots, hyphens and colons. Nothing that would leave the address out or end the line.
+    public static func isValidHost(_ host: String) -> Bool {
+        (1...253).contains(host.utf8.count)
+            && host.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    true
+                case UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"): true
+                default: false
+                }
+            }
+    }
+
     public var configPath: String { "\(directory)/mosquitto.conf" }
     public var dynamicSecurityPath: String { "\(directory)/dynamic-security.json" }
     public var passwordPath: String { "\(directory)/server-mqtt-password" }
@@ -38,6 +52,8 @@ public struct BrokerSetup: Sendable {
         case failed(String)
         /// One of the pair (the broker's accounts, the server's password for them) without the other.
         case incomplete(present: String, absent: String)
+        /// A listener address or a folder that cannot stand in mosquitto's configuration as given.
+        case invalid(String)
 
         public var description: String {
             switch self {
@@ -46,6 +62,7 @@ public struct BrokerSetup: Sendable {
             case .incomplete(let present, let absent):
                 "\(present) is there but \(absent) is not: restore \(absent) from the backup beside it, or move \(present) "
                     + "away to set up a broker anew (the locks' broker accounts are then lost)"
+            case .invalid(let why): why
             }
         }
     }
@@ -55,6 +72,14 @@ public struct BrokerSetup: Sendable {
     /// backup restored in part) is refused, never replaced: the accounts hold every lock's.
     @discardableResult
     public func write() throws -> String {
+        // Both go into the configuration's lines as they are: an empty address would make mosquitto
+        // listen on every interface, and a line break would add lines of its own.
+        guard Self.isValidHost(host) else {
+            throw SetupError.invalid("the listener's address must be a host name or an IP address, not \(host.debugDescription)")
+        }
+        guard !directory.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw SetupError.invalid("the broker's folder must not contain control characters: \(directory.debugDescription)")
+        }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard let plugin = Self.pluginCandidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             throw SetupError.missing("mosquitto's dynamic-security plugin")
