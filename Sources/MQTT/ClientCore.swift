@@ -202,24 +202,30 @@ final class ClientCore: @unchecked Sendable {
 
     // MARK: Waiting for a connection (any thread)
 
+    /// Ends with the connection, the client's stop, ``cancelWaiter(id:with:)``, or the task's
+    /// cancellation, whichever comes first; also when the cancellation comes while the wait is filed.
     func waitForConnection(id: Int) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            // A wait cancelled before it is filed here would never be found by the cancellation.
-            enum Start { case now, cancelled, closed(MQTTError), later }
-            let start = waiters.withLock { state -> Start in
-                if connected.load(ordering: .sequentiallyConsistent) { return .now }
-                if Task.isCancelled { return .cancelled }
-                // Stopped: no connection will come, so the wait does not last until its timeout.
-                if let closed = state.closed { return .closed(closed) }
-                state.waiting[id] = continuation
-                return .later
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                // A wait cancelled before it is filed here would never be found by the cancellation.
+                enum Start { case now, cancelled, closed(MQTTError), later }
+                let start = waiters.withLock { state -> Start in
+                    if connected.load(ordering: .sequentiallyConsistent) { return .now }
+                    if Task.isCancelled { return .cancelled }
+                    // Stopped: no connection will come, so the wait does not last until its timeout.
+                    if let closed = state.closed { return .closed(closed) }
+                    state.waiting[id] = continuation
+                    return .later
+                }
+                switch start {
+                case .now: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .closed(let error): continuation.resume(throwing: error)
+                case .later: break
+                }
             }
-            switch start {
-            case .now: continuation.resume()
-            case .cancelled: continuation.resume(throwing: CancellationError())
-            case .closed(let error): continuation.resume(throwing: error)
-            case .later: break
-            }
+        } onCancel: {
+            cancelWaiter(id: id, with: CancellationError())
         }
     }
 

@@ -32,7 +32,7 @@ public final class MQTTClient: Sendable {
     /// Connection changes. Keeps the newest 64 if nobody reads.
     public let connectionEvents: AsyncStream<MQTTConnectionEvent>
 
-    private let core: ClientCore
+    let core: ClientCore
     private let loop: MQTTEventLoop
     private let ownsLoop: Bool
     /// Ends ``messages`` and ``connectionEvents`` once the client has stopped: a `for await` over
@@ -91,20 +91,17 @@ public final class MQTTClient: Sendable {
     public func waitUntilConnected(timeout: Duration) async throws {
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue
         let core = self.core
-        // A cancelled wait ends at once (with CancellationError), also while no broker answers.
-        try await withTaskCancellationHandler {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await core.waitForConnection(id: id) }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    core.cancelWaiter(id: id, with: MQTTError.timedOut)
-                    throw MQTTError.timedOut
-                }
-                defer { group.cancelAll() }
-                try await group.next()
+        // A cancelled wait ends at once (with CancellationError), also while no broker answers: the
+        // caller's cancellation reaches the group's tasks.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await core.waitForConnection(id: id) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                core.cancelWaiter(id: id, with: MQTTError.timedOut)
+                throw MQTTError.timedOut
             }
-        } onCancel: {
-            core.cancelWaiter(id: id, with: CancellationError())
+            defer { group.cancelAll() }
+            try await group.next()
         }
     }
 

@@ -162,6 +162,26 @@ struct MQTTClientTests {
         await client.shutdown()
     }
 
+    @Test func aWaitCancelledAfterItsTimeoutFoundNothingToEndStillEnds() async throws {
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(host: "127.0.0.1", port: try Network.freePort(), clientID: "nobody-listens"))
+        client.start()
+        // The timeout fires before its wait is filed, so it ends nothing; the wait is filed after it…
+        client.core.cancelWaiter(id: 7, with: MQTTError.timedOut)
+        let wait = Task { try await client.core.waitForConnection(id: 7) }
+        try await Task.sleep(for: .milliseconds(100))
+        // …and then its task is cancelled (the timeout's group ends its other task so): the wait ends.
+        wait.cancel()
+        let result = LockedBox<Result<Void, any Error>?>(nil)
+        let watcher = Task { result.set(await wait.result) }
+        let ended = (try? await Network.waitUntil("the cancelled wait to end", timeout: .seconds(5)) { result.get() != nil }) != nil
+        #expect(ended)
+        if !ended { client.core.cancelWaiter(id: 7, with: MQTTError.timedOut) }
+        await watcher.value
+        #expect(throws: CancellationError.self) { try result.get()?.get() }
+        await client.shutdown()
+    }
+
     @Test func reconnectsAndResubscribesAfterABrokerRestart() async throws {
         try await Fixture.with { fixture in
             let events = LockedBox<[MQTTConnectionEvent]>([])
