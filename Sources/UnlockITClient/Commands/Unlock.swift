@@ -32,26 +32,30 @@ struct Unlock: AsyncParsableCommand {
         try context.output(unlocked) { l("unlock.done", chosen.lockName, chosen.lockId) }
     }
 
-    /// A disabled account may not list its doors, but an attempt on a door it names by id is the
-    /// server's to refuse and to record in the audit log (reason `user_disabled`, or `lock_not_found`),
-    /// as every other denial is: an admin sees that a disabled account still tries doors. A room's
-    /// name cannot be turned into a lock without the list, so that attempt stays here. Either way the
-    /// user is told that the account is disabled, as before.
+    /// A disabled account may not list its doors, but an attempt on a door it names by id (`--lock`, or
+    /// a target written as a lock id) is the server's to refuse and to record in the audit log (reason
+    /// `user_disabled`, or `lock_not_found` for an id that is not a lock of the company), as every
+    /// other denial is: an admin sees that a disabled account still tries doors. A room's name cannot
+    /// be turned into a lock without the list, so that attempt stays here. Either way the user is told
+    /// that the account is disabled, as before, also once the server pauses their attempts.
     func attemptWhileDisabled(_ api: ServerAPI, _ context: CommandContext, refusal: CLIError) async throws {
-        let named: String? =
-            if let lock { try Lookup.lockID(lock, context.l) } else { target.flatMap { LockID($0.lowercased())?.rawValue } }
+        let named: String? = if let lock { try Lookup.lockID(lock, context.l) } else { target.flatMap { LockID($0)?.rawValue } }
         guard let lockID = named else { throw refusal }
         let unlocked: UnlockedModel
         do {
             unlocked = try await api.send("POST", "/api/v1/locks/\(lockID)/unlock")
-        } catch let answer as CLIError
-            where [ProblemCode.accessDenied.rawValue, ProblemCode.lockNotFound.rawValue].contains(answer.problemCode)
-        {
+        } catch let answer as CLIError where Self.refusalsOfADisabledAccount.contains(answer.problemCode ?? "") {
             throw refusal
         }
         // Not for a disabled account: the rule refuses it every lock. Said as it happened all the same.
         try context.output(unlocked) { context.l("unlock.done", lockID, lockID) }
     }
+
+    /// What the server answers a disabled account's attempt: the rule's refusal, an id that is not a
+    /// lock of the company, or its attempts paused after too many refusals.
+    static let refusalsOfADisabledAccount: Set<String> = [
+        ProblemCode.accessDenied.rawValue, ProblemCode.lockNotFound.rawValue, ProblemCode.tooManyDeniedUnlocks.rawValue,
+    ]
 
     /// The lock to open: named directly, or the only lock of a named room, or the one picked among a room's locks.
     func choose(from entries: [AccessEntryModel], _ l: Localizer) throws -> AccessEntryModel {
