@@ -87,6 +87,9 @@ struct LocksController {
         guard try await services.store.room(roomID, in: admin.companyID) != nil else { throw APIError.notFound(.roomNotFound) }
 
         let lock = Lock(id: id, companyID: admin.companyID, roomID: roomID, name: name, state: .registered, createdAt: services.clock.now())
+        // Another company's device id (or one of this company's in use) answers at once, not after
+        // waiting behind a change of that lock. Checked again in the turn.
+        guard try await !services.store.lockIDTaken(id, for: admin.companyID) else { throw StoreError.lockIDTaken }
         return try await inTurn(id, as: identity) { try await register(lock, by: identity) }
     }
 
