@@ -229,6 +229,9 @@ final class ClientCore: @unchecked Sendable {
         }
     }
 
+    /// How many waits for a connection are filed (for tests).
+    var filedWaits: Int { waiters.withLock { $0.waiting.count } }
+
     func cancelWaiter(id: Int, with error: any Error) {
         waiters.withLock { $0.waiting.removeValue(forKey: id) }?.resume(throwing: error)
     }

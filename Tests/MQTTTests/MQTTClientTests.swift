@@ -169,7 +169,7 @@ struct MQTTClientTests {
         // The timeout fires before its wait is filed, so it ends nothing; the wait is filed after it…
         client.core.cancelWaiter(id: 7, with: MQTTError.timedOut)
         let wait = Task { try await client.core.waitForConnection(id: 7) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await Network.waitUntil("the wait to be filed", timeout: .seconds(5)) { client.core.filedWaits == 1 }
         // …and then its task is cancelled (the timeout's group ends its other task so): the wait ends.
         wait.cancel()
         let result = LockedBox<Result<Void, any Error>?>(nil)
