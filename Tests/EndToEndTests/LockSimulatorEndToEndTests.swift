@@ -41,4 +41,24 @@ struct LockSimulatorEndToEndTests {
         #expect(reset.status == 0, "\(reset)")
         #expect(try deviceKey() != key)
     }
+
+    @Test("The pairing button is ignored by an activated lock, and its start-up line says so")
+    func anActivatedLockIgnoresTheButton() async throws {
+        let directory = NSTemporaryDirectory() + "simulator-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lock = try await TestLock(id: "lock-button", directory: directory)
+        let fresh = try await lock.start(broker: "mqtt://127.0.0.1:1", password: "unused", pairing: true, waitForConnection: false)
+        #expect(try await fresh.waitForLine(containing: "firmware").hasSuffix("not activated, pairing mode"))
+        await lock.stop()
+        // The flash as an activation leaves it.
+        let url = URL(fileURLWithPath: lock.statePath)
+        var flash = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        flash["activated"] = true
+        try JSONSerialization.data(withJSONObject: flash).write(to: url)
+        let activated = try await lock.start(broker: "mqtt://127.0.0.1:1", password: "unused", pairing: true, waitForConnection: false)
+        let line = try await activated.waitForLine(containing: "firmware")
+        #expect(line.hasSuffix(", activated"), "\(line)")
+        await lock.stop()
+    }
 }

@@ -56,6 +56,16 @@ import UnlockITCore
         #expect(try mode(fresh) == 0o700)
     }
 
+    @Test func aLockNamedTwiceInACredentialsFileIsRefused() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data("lock-a\tone\nlock-b\ttwo\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try LockFleet.readPairs(path).map(\.0.rawValue) == ["lock-a", "lock-b"])
+        // Two shards joined with one lock in both: two runtimes of it would share its flash and client id.
+        try Data("lock-a\tone\nlock-b\ttwo\nlock-a\tone\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(throws: LockFleet.FleetError.self) { try LockFleet.readPairs(path) }
+    }
+
     @Test func aFleetIsNotBootedTwice() throws {
         let directory = NSTemporaryDirectory() + "fleet-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -49,13 +49,16 @@ public final class LockFleet: Sendable {
         return labels
     }
 
-    /// Reads `lock id ⇥ secret` lines (labels or credentials files).
+    /// Reads `lock id ⇥ secret` lines (labels or credentials files). A lock named twice is refused:
+    /// two runtimes of one lock would share its flash and push each other off the broker (one client id).
     public static func readPairs(_ path: String) throws -> [(LockID, String)] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
+        var seen = Set<LockID>()
         return try text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t")
             guard !line.isEmpty else { return nil }
             guard fields.count == 2, let lock = LockID(String(fields[0])) else { throw FleetError.badLine(String(line.prefix(80))) }
+            guard seen.insert(lock).inserted else { throw FleetError.namedTwice(lock) }
             return (lock, String(fields[1]))
         }
     }
@@ -64,6 +67,7 @@ public final class LockFleet: Sendable {
         case invalidPrefix(String)
         case badLine(String)
         case alreadyBooted(LockID, directory: String)
+        case namedTwice(LockID)
 
         public var description: String {
             switch self {
@@ -72,6 +76,7 @@ public final class LockFleet: Sendable {
             case .alreadyBooted(let lock, let directory):
                 "\(directory) already holds \(lock)'s flash: a second first boot would give its locks new keys; "
                     + "use another --dir, or remove \(directory)/flash to start over"
+            case .namedTwice(let lock): "\(lock) is named twice: each lock runs once"
             }
         }
     }

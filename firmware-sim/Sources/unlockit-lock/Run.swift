@@ -41,7 +41,9 @@ struct Run: AsyncParsableCommand {
         let runtime = try LockRuntime(
             device: device, flashFile: file, broker: BrokerEndpoint(host: address.host, port: address.port, password: password),
             notify: { say("[\(lock)] \(describe($0))") })
-        say("[\(lock)] firmware \(Flash.firmwareVersion), \(flash.activated ? "activated" : "not activated")\(pairing ? ", pairing mode" : "")")
+        // An activated lock ignores the button: only a lock that took it says so.
+        let inPairingMode = device.isPairing(now: .now)
+        say("[\(lock)] firmware \(Flash.firmwareVersion), \(flash.activated ? "activated" : "not activated")\(inPairingMode ? ", pairing mode" : "")")
         runtime.start()
 
         let commands = StdinCommands { command in

@@ -42,8 +42,9 @@ struct BehaviourOptions: ParsableArguments {
     func validate() throws {
         // Bounded above too: a day is far more than any lock needs, and `inf` or 1e300 seconds would
         // not fit the clock's arithmetic.
-        guard [openTime, challengeLifetime, pairingWindow].allSatisfy({ $0 > 0 && $0 <= 86_400 }) else {
-            throw ValidationError("Times must be positive numbers of seconds, at most 86400.")
+        // Counted in whole milliseconds: less than one would be none at all.
+        guard [openTime, challengeLifetime, pairingWindow].allSatisfy({ $0 >= 0.001 && $0 <= 86_400 }) else {
+            throw ValidationError("Times must be numbers of seconds from 0.001 to 86400.")
         }
         guard (0...60).contains(flashWriteTime) else { throw ValidationError("The flash write time must be 0–60 seconds.") }
     }
