@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import MQTT
 import UnlockITServer
 import UnlockITStore
 
@@ -16,6 +17,9 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let configuration = try settings.load()
         let logger = makeLogger(level: configuration.logLevel)
+        // Each HTTP connection holds a descriptor: the usual soft limit of 1,024 would let a few
+        // clients (up to httpConnectionsPerClient each) take them all.
+        FileDescriptorLimit.raise(to: 65_536)
         let started = ContinuousClock.now
         let store = try SQLiteStore(
             path: configuration.databasePath,

@@ -19,7 +19,17 @@ struct HTTPConnectionEndToEndTests {
 
         func send(_ text: String) throws {
             let bytes = Array(text.utf8)
-            guard Glibc.send(fd, bytes, bytes.count, 0) == bytes.count else { throw HarnessError("send() failed") }
+            guard Glibc.send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw HarnessError("send() failed") }
+        }
+
+        /// Whether the server has closed the connection (what it sent before is read and dropped).
+        var isClosed: Bool {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, 0) > 0 else { return false }
+                if recv(fd, &buffer, buffer.count, 0) <= 0 { return true }
+            }
         }
 
         /// Reads until the server closes the connection; returns what it sent and how long that took,
@@ -56,6 +66,54 @@ struct HTTPConnectionEndToEndTests {
 
             // Requests that keep coming are served as before.
             #expect(try await site.api.get("/healthz").status == 200)
+        }
+    }
+
+    @Test("A request that arrives a byte at a time is cut off at the request timeout, also after it was answered")
+    func tricklingRequestsAreCutOff() async throws {
+        try await Site.with(serverEnvironment: ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "1", "UNLOCKIT_HTTP_REQUEST_TIMEOUT": "2"]) { site in
+            // Answered at once (no such route), then its promised body is read to the end: a byte
+            // every 300 ms keeps the connection from ever being idle for a second.
+            let trickle = try RawConnection(port: site.server.port)
+            try trickle.send("POST /no-such-route HTTP/1.1\r\nHost: unlockit\r\nContent-Length: 1000000\r\n\r\n")
+            let start = ContinuousClock.now
+            var closedAfter: Duration?
+            while ContinuousClock.now - start < .seconds(10) {
+                if trickle.isClosed {
+                    closedAfter = ContinuousClock.now - start
+                    break
+                }
+                try? trickle.send("x")
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            let after = try #require(closedAfter, "a trickling request kept its connection for 10 s")
+            #expect(after >= .milliseconds(1500), "closed after \(after), before the request timeout")
+            #expect(try await site.api.get("/healthz").status == 200)
+        }
+    }
+
+    @Test("One client's connections beyond its limit are closed as they open; the ones it holds work")
+    func aClientsConnectionsAreLimited() async throws {
+        try await Site.with(serverEnvironment: ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "3", "UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT": "3"]) { site in
+            // The harness's own pooled connections are closed by the idle timeout first.
+            try await Task.sleep(for: .milliseconds(3500))
+            var held = try (0..<3).map { _ in try RawConnection(port: site.server.port) }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(!held.contains { $0.isClosed })
+            let fourth = try RawConnection(port: site.server.port)
+            let refused = try #require(fourth.readUntilClosed(limit: .seconds(2)), "a fourth connection of one client was kept")
+            #expect(refused.text.isEmpty && refused.after < .seconds(1), "\(refused)")
+            // The three it holds are served.
+            try held[0].send("GET /healthz HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
+            let answer = try #require(held[0].readUntilClosed(limit: .seconds(5)), "no answer on a held connection")
+            #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
+            // One closed (the server ended its side; now the client does), another may open.
+            held.removeFirst()
+            try await Task.sleep(for: .milliseconds(200))
+            let fifth = try RawConnection(port: site.server.port)
+            try fifth.send("GET /healthz HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
+            let served = try #require(fifth.readUntilClosed(limit: .seconds(5)), "no answer once a place was free")
+            #expect(served.text.hasPrefix("HTTP/1.1 200"), "\(served.text)")
         }
     }
 

@@ -56,9 +56,14 @@ public enum UnlockITApp {
             tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,
             sealer: KeySealer(masterKey: parts.masterKey), metrics: parts.metrics, logger: parts.logger, brokerURL: configuration.mqttURL)
         let router = buildRouter(services: services, brokerReady: { link.isReady })
+        let connectionLimits = HTTPConnectionLimits(
+            perClient: configuration.httpConnectionsPerClient, requestTimeout: .seconds(Int64(configuration.httpRequestTimeout)),
+            trustedProxies: services.trustedProxies)
         return Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [connectionLimits.handler()], idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "unlockit"),
             services: [link, StoreMaintenance(store: parts.store, clock: parts.clock, logger: parts.logger)],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.httpPort) },

@@ -29,6 +29,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds an HTTP connection may stay silent, between requests or while sending one's head or
     /// body, before the server closes it: slow or idle clients must not hold connections for ever.
     public var httpIdleTimeout = 30
+    /// Seconds a request may take to arrive whole, from its first line to the end of its body: a
+    /// client that sends a byte now and then is never idle, and must not hold a connection for ever.
+    public var httpRequestTimeout = 60
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once; a trusted proxy's are
+    /// not counted. More are closed as they open.
+    public var httpConnectionsPerClient = 512
     public var signInFailuresPerHour = 100
     /// Consecutive failures that lock an account for ``lockoutSeconds``.
     public var lockoutThreshold = 5
@@ -139,6 +145,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         var bcryptQueue: Int?
         var unlockTimeout: Double?
         var httpIdleTimeout: Int?
+        var httpRequestTimeout: Int?
+        var httpConnectionsPerClient: Int?
         var signInFailuresPerHour: Int?
         var lockoutThreshold: Int?
         var lockoutSeconds: Int?
@@ -151,7 +159,8 @@ public struct ServerConfiguration: Sendable, Equatable {
 
         static let keys: Set<String> = [
             "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
-            "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout", "signInFailuresPerHour", "lockoutThreshold",
+            "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout", "httpRequestTimeout", "httpConnectionsPerClient",
+            "signInFailuresPerHour", "lockoutThreshold",
             "lockoutSeconds",
             "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "takenEmailsPerDay", "trustedProxies", "oidcIssuers", "logLevel",
         ]
@@ -184,6 +193,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         bcryptQueue = settings.bcryptQueue ?? bcryptQueue
         unlockTimeout = settings.unlockTimeout ?? unlockTimeout
         httpIdleTimeout = settings.httpIdleTimeout ?? httpIdleTimeout
+        httpRequestTimeout = settings.httpRequestTimeout ?? httpRequestTimeout
+        httpConnectionsPerClient = settings.httpConnectionsPerClient ?? httpConnectionsPerClient
         signInFailuresPerHour = settings.signInFailuresPerHour ?? signInFailuresPerHour
         lockoutThreshold = settings.lockoutThreshold ?? lockoutThreshold
         lockoutSeconds = settings.lockoutSeconds ?? lockoutSeconds
@@ -222,6 +233,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         deniedUnlocksPerMinute = try int("UNLOCKIT_DENIED_UNLOCKS_PER_MINUTE") ?? deniedUnlocksPerMinute
         takenEmailsPerDay = try int("UNLOCKIT_TAKEN_EMAILS_PER_DAY") ?? takenEmailsPerDay
         httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
+        httpRequestTimeout = try int("UNLOCKIT_HTTP_REQUEST_TIMEOUT") ?? httpRequestTimeout
+        httpConnectionsPerClient = try int("UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT") ?? httpConnectionsPerClient
         if let text = environment["UNLOCKIT_TRUSTED_PROXIES"] {
             trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
@@ -260,6 +273,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         // unlock as the lock's `expired` denial instead of `lock_timeout`, and past it nothing can open.
         guard (0.5...5).contains(unlockTimeout) else { throw ConfigurationError("the unlock timeout must be 0.5–5 s") }
         guard (1...3600).contains(httpIdleTimeout) else { throw ConfigurationError("the HTTP idle timeout must be 1–3600 s") }
+        guard (1...3600).contains(httpRequestTimeout) else { throw ConfigurationError("the HTTP request timeout must be 1–3600 s") }
+        guard (1...100_000).contains(httpConnectionsPerClient) else {
+            throw ConfigurationError("HTTP connections per client must be 1–100000")
+        }
         guard signInFailuresPerHour >= 1, lockoutThreshold >= 1, lockoutSeconds >= 1 else {
             throw ConfigurationError("sign-in limits must be positive")
         }

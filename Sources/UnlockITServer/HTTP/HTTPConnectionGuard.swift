@@ -1,0 +1,98 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// What one client may hold of the server's HTTP connections.
+///
+/// The idle timeout closes a silent connection, but a client that sends one byte now and then is
+/// never silent: a request's head or body (or the rest of a body the server already answered,
+/// which it reads to the end) sent slowly enough would hold its connection for ever, and enough of
+/// them would take every descriptor the process has. So a request must arrive whole within
+/// `requestTimeout` of its first line, and one client (``ClientAddress``: an IPv4 address, an IPv6
+/// /64) may hold at most `perClient` connections at once; more are closed as they open. A trusted
+/// proxy's connections carry many clients and are not counted (the proxy limits its own).
+final class HTTPConnectionLimits: Sendable {
+    let perClient: Int
+    let requestTimeout: TimeAmount
+    private let trustedProxies: Set<String>
+    private let open = Mutex<[String: Int]>([:])
+
+    init(perClient: Int, requestTimeout: TimeAmount, trustedProxies: Set<String>) {
+        self.perClient = perClient
+        self.requestTimeout = requestTimeout
+        self.trustedProxies = trustedProxies
+    }
+
+    /// The connection's client, counted; nil if that client holds `perClient` already. A trusted
+    /// proxy's connections are admitted uncounted ("" as their key).
+    func admit(peer: SocketAddress?) -> String? {
+        guard let peer else { return "" }
+        if trustedProxies.contains(ClientAddress.canonical(peer)) { return "" }
+        let client = ClientAddress.key(peer: peer, forwardedFor: nil, trustedProxies: [])
+        return open.withLock { open in
+            let held = open[client, default: 0]
+            guard held < perClient else { return nil }
+            open[client] = held + 1
+            return client
+        }
+    }
+
+    func release(_ client: String) {
+        guard !client.isEmpty else { return }
+        open.withLock { open in
+            let held = open[client, default: 0] - 1
+            open[client] = held > 0 ? held : nil
+        }
+    }
+
+    /// How many connections `client` holds (for tests).
+    func held(by client: String) -> Int { open.withLock { $0[client, default: 0] } }
+
+    /// The handler for one new connection.
+    func handler() -> HTTPConnectionGuard { HTTPConnectionGuard(limits: self) }
+}
+
+/// One connection's share of ``HTTPConnectionLimits``: counted while it is open, closed as it opens
+/// when its client holds too many, and closed when a request takes longer than the request timeout
+/// to arrive.
+final class HTTPConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    private let limits: HTTPConnectionLimits
+    private var client: String?
+    private var deadline: Scheduled<Void>?
+
+    init(limits: HTTPConnectionLimits) { self.limits = limits }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard let client = limits.admit(peer: context.channel.remoteAddress) else {
+            context.close(promise: nil)
+            return
+        }
+        self.client = client
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        if let client { limits.release(client) }
+        client = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            deadline?.cancel()
+            let channel = context.channel
+            deadline = context.eventLoop.scheduleTask(in: limits.requestTimeout) { channel.close(promise: nil) }
+        case .end:
+            deadline?.cancel()
+            deadline = nil
+        case .body:
+            break
+        }
+        context.fireChannelRead(data)
+    }
+}
