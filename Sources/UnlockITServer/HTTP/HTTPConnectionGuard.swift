@@ -55,13 +55,16 @@ final class HTTPConnectionLimits: Sendable {
 
 /// One connection's share of ``HTTPConnectionLimits``: counted while it is open, closed as it opens
 /// when its client holds too many, and closed when a request takes longer than the request timeout
-/// to arrive.
+/// to arrive. A request that arrives in one read (nearly all: an unlock's fits in a packet) never
+/// needs a timer: one is set only when a read ends with a request begun and not ended.
 final class HTTPConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
 
     private let limits: HTTPConnectionLimits
     private var client: String?
+    /// When the request now arriving began; nil between requests.
+    private var requestStarted: NIODeadline?
     private var deadline: Scheduled<Void>?
 
     init(limits: HTTPConnectionLimits) { self.limits = limits }
@@ -84,15 +87,22 @@ final class HTTPConnectionGuard: ChannelInboundHandler, RemovableChannelHandler 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            deadline?.cancel()
-            let channel = context.channel
-            deadline = context.eventLoop.scheduleTask(in: limits.requestTimeout) { channel.close(promise: nil) }
+            requestStarted = .now()
         case .end:
+            requestStarted = nil
             deadline?.cancel()
             deadline = nil
         case .body:
             break
         }
         context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if let requestStarted, deadline == nil {
+            let channel = context.channel
+            deadline = context.eventLoop.scheduleTask(deadline: requestStarted + limits.requestTimeout) { channel.close(promise: nil) }
+        }
+        context.fireChannelReadComplete()
     }
 }
