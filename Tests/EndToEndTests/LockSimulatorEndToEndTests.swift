@@ -7,10 +7,9 @@ import Testing
 struct LockSimulatorEndToEndTests {
     @Test("A factory reset waits for the lock to stop: refused while it runs, as is a second lock on the same flash")
     func resetNeedsAStoppedLock() async throws {
-        let directory = NSTemporaryDirectory() + "simulator-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let lock = try await TestLock(id: "lock-reset", directory: directory)
+        let directory = try TemporaryDirectory("simulator")
+        defer { directory.remove() }
+        let lock = try await TestLock(id: "lock-reset", directory: directory.path)
         func deviceKey() throws -> String? {
             let flash = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: lock.statePath))) as? [String: Any]
             return flash?["deviceKey"] as? String
@@ -44,10 +43,9 @@ struct LockSimulatorEndToEndTests {
 
     @Test("The pairing button is ignored by an activated lock, and its start-up line says so")
     func anActivatedLockIgnoresTheButton() async throws {
-        let directory = NSTemporaryDirectory() + "simulator-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let lock = try await TestLock(id: "lock-button", directory: directory)
+        let directory = try TemporaryDirectory("simulator")
+        defer { directory.remove() }
+        let lock = try await TestLock(id: "lock-button", directory: directory.path)
         let fresh = try await lock.start(broker: "mqtt://127.0.0.1:1", password: "unused", pairing: true, waitForConnection: false)
         #expect(try await fresh.waitForLine(containing: "firmware").hasSuffix("not activated, pairing mode"))
         await lock.stop()
