@@ -87,6 +87,25 @@ import Testing
         #expect(started(limiter.begin("a@x.test", client: "c1", now: now)) != nil)
     }
 
+    @Test("The accounts with known clients stay within the capacity, those no longer known forgotten first")
+    func accountsWithKnownClientsAreBounded() throws {
+        let limiter = SignInLimiter(perHour: 100, lockoutThreshold: 1, lockoutSeconds: 60, capacity: 10)
+        func signIn(_ email: String, at time: Date) throws {
+            limiter.finished(try #require(started(limiter.begin(email, client: "home", now: time))), passed: true, now: time)
+        }
+        for index in 0..<5 { try signIn("old-\(index)@x.test", at: now) }
+        try signIn("a@x.test", at: now.addingTimeInterval(SignInLimiter.knownClientLifetime - 60))
+        let past = now.addingTimeInterval(SignInLimiter.knownClientLifetime + 1)
+        for index in 0..<5 { try signIn("new-\(index)@x.test", at: past) }
+        // The tenth made room by forgetting the five whose client is no longer known, and only them.
+        #expect(limiter.accountsWithKnownClients == 6)
+        // "a" still knows its client: failing from elsewhere does not shut it out.
+        limiter.finished(try #require(started(limiter.begin("a@x.test", client: "mallory", now: past))), passed: false, now: past)
+        #expect(started(limiter.begin("a@x.test", client: "home", now: past)) != nil)
+        for index in 5..<50 { try signIn("new-\(index)@x.test", at: past.addingTimeInterval(Double(index))) }
+        #expect((9...10).contains(limiter.accountsWithKnownClients), "\(limiter.accountsWithKnownClients)")
+    }
+
     @Test("At most perHour failures in any hour")
     func hourlyLimit() throws {
         let limiter = SignInLimiter(perHour: 3, lockoutThreshold: 100, lockoutSeconds: 60)

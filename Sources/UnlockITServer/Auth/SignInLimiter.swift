@@ -55,8 +55,12 @@ final class SignInLimiter: Sendable {
 
     /// How many accounts are remembered.
     var accountCount: Int { records.withLock { $0.count } }
+    /// How many accounts have known clients remembered.
+    var accountsWithKnownClients: Int { knownClients.withLock { $0.count } }
     /// Bounds memory under a spray of random emails: the accounts failed longest ago are forgotten
-    /// first, a tenth at a time (never one with a check running).
+    /// first, a tenth at a time (never one with a check running). The accounts with known clients are
+    /// bounded by it too: those whose clients are all past ``knownClientLifetime`` go first, then
+    /// those that signed in longest ago.
     private let capacity: Int
 
     init(perHour: Int, lockoutThreshold: Int, lockoutSeconds: Int, capacity: Int = 100_000) {
@@ -132,10 +136,23 @@ final class SignInLimiter: Sendable {
 
     private func remember(_ client: String, of email: String, now: Date) {
         knownClients.withLock { known in
-            var clients = known[email] ?? [:]
+            if known[email] == nil && known.count >= capacity { forgetKnownClients(&known, now: now) }
+            var clients = (known[email] ?? [:]).filter { now.timeIntervalSince($0.value) < Self.knownClientLifetime }
             clients[client] = now
             if clients.count > Self.knownClientsPerAccount, let oldest = clients.min(by: { $0.value < $1.value })?.key { clients[oldest] = nil }
             known[email] = clients
+        }
+    }
+
+    /// Makes room for a tenth of the capacity at once (one sweep per that many new accounts): the
+    /// accounts whose clients are no longer known go first, then those that signed in longest ago.
+    private func forgetKnownClients(_ known: inout [String: [String: Date]], now: Date) {
+        func lastSignIn(_ clients: [String: Date]) -> Date { clients.values.max() ?? .distantPast }
+        known = known.filter { now.timeIntervalSince(lastSignIn($0.value)) < Self.knownClientLifetime }
+        let target = capacity - max(1, capacity / 10)
+        guard known.count > target else { return }
+        for (email, _) in known.sorted(by: { lastSignIn($0.value) < lastSignIn($1.value) }).prefix(known.count - target) {
+            known[email] = nil
         }
     }
 
