@@ -68,6 +68,47 @@ struct AccessEndToEndTests {
         }
     }
 
+    @Test("A user's unlock attempts are limited whatever their outcome; the CLI says so in the user's language")
+    func unlocksPerUser() async throws {
+        try await Site.with(serverEnvironment: ["UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE": "3"], requiredLevel: 0) { site in
+            let (lock, _) = try await site.activeLock("lock-rate")
+            let eager = try await site.employee("eager@acme.test", level: 1)
+            let other = try await site.employee("other@acme.test", level: 1)
+            let server = "http://127.0.0.1:\(site.server.port)"
+            var people: [CLIEndToEndTests.Person] = []
+            for language in ["en", "da"] {
+                let person = CLIEndToEndTests.Person(home: "\(site.directory.path)/\(language)-home", language: language)
+                let login = try await person.run(
+                    ["login", "--server", server, "--email", "eager@acme.test", "--password-stdin"], stdin: ["my own password 1"])
+                #expect(login.status == 0, "\(login)")
+                people.append(person)
+            }
+
+            #expect(try await site.unlock(lock.id, token: eager.token).status == 200)
+            #expect(try await site.unlock(lock.id, token: eager.token).status == 200)
+            let third = try await people[0].run(["unlock", lock.id])
+            #expect(third.status == 0, "\(third)")
+            let challenges = try await lock.stats()["challenges"]
+
+            let limited = try await site.unlock(lock.id, token: eager.token)
+            #expect(limited.status == 429 && limited.code == "too_many_unlocks", "\(limited)")
+            let english = try await people[0].run(["unlock", lock.id])
+            #expect(english.status == 1 && english.stderr.contains("You have tried to unlock too many times"), "\(english)")
+            let danish = try await people[1].run(["unlock", lock.id])
+            #expect(danish.status == 1 && danish.stderr.contains("Du har forsøgt at låse op for mange gange"), "\(danish)")
+            // The lock never heard of them; someone else still opens it.
+            #expect(try await lock.stats()["challenges"] == challenges)
+            #expect(try await lock.stats()["openings"] == 3)
+            #expect(try await site.unlock(lock.id, token: other.token).status == 200)
+            #expect(try await lock.stats()["openings"] == 4)
+
+            // Three granted, then one `throttled` for the three turned away.
+            let audit = try await site.api.get("/api/v1/audit?action=unlock&user=\(eager.id)", token: site.admin)
+            let reasons = audit.items.compactMap { $0["reason"] as? String }
+            #expect(reasons == ["throttled", "granted", "granted", "granted"], "\(audit)")
+        }
+    }
+
     @Test("A retired lock can no longer connect or open, its retained status is cleared, and only its company can register it again")
     func retiredLock() async throws {
         try await Site.with(requiredLevel: 0) { site in

@@ -63,8 +63,10 @@ struct AccessModelTests {
         let seed = UInt64.random(in: 0..<UInt64.max)
         let harness = try Harness {
             $0.bcryptConcurrency = 2
-            // The model is the access rule's; pausing users denied too often has tests of its own.
+            // The model is the access rule's; pausing users denied too often, or trying too often,
+            // has tests of its own.
             $0.deniedUnlocksPerMinute = 1_000_000
+            $0.unlocksPerUserPerMinute = 1_000_000
         }
         try await harness.run { api in
             var random = SeededGenerator(seed: seed)

@@ -98,4 +98,40 @@ import UnlockITStore
             }
         }
     }
+
+    @Test("A user over their rate of unlock attempts of any outcome is paused with 429, once in the log, and others are not")
+    func aUserOverTheirRateIsPaused() async throws {
+        let harness = try Harness { $0.unlocksPerUserPerMinute = 5 }  // one attempt every 12 s
+        try await harness.run { api in
+            let admin = try await api.company("Rate")
+            let companyID = try #require(try await harness.store.credentials(email: "admin@rate.test")?.user.companyID)
+            _ = try await api.createUser(admin, "eve@rate.test", level: 1)
+            let eve = try await api.session("eve@rate.test", "initial password 1")
+            let roomID = try await api.createRoom(admin, "Open plan", requiredLevel: 0)
+            let lockID = LockID("lock-rate")!
+            try await harness.store.createLock(
+                Lock(id: lockID, companyID: companyID, roomID: RoomID(roomID)!, name: "Door", state: .registered, createdAt: harness.clock.now))
+            let sealed = try KeySealer(masterKey: harness.masterKey).seal(.random(), for: lockID)
+            let audit = AuditEvent(companyID: companyID, at: harness.clock.now, actorID: nil, action: .activateLock, outcome: .success)
+            try await harness.store.activateLock(lockID, in: companyID, sealedKey: sealed, at: harness.clock.now, audit: audit)
+            // Allowed by the rule every time (the broker is unreachable): these count too.
+            for _ in 0..<5 {
+                let reply = try await api.post("/api/v1/locks/\(lockID)/unlock", eve)
+                #expect(reply.status == 503 && reply.code == "broker_unavailable", "\(reply)")
+            }
+            for _ in 0..<3 {
+                let paused = try await api.post("/api/v1/locks/\(lockID)/unlock", eve)
+                #expect(paused.status == 429 && paused.code == "too_many_unlocks", "\(paused)")
+                let retryAfter = try #require(paused.headers[.retryAfter].flatMap { Int($0) })
+                #expect((1...12).contains(retryAfter), "\(retryAfter)")
+            }
+            // Someone else is not affected.
+            #expect(try await api.post("/api/v1/locks/\(lockID)/unlock", admin).code == "broker_unavailable")
+
+            let log = try await api.get("/api/v1/audit?action=unlock&limit=100", admin)
+            let reasons = log.items.compactMap { $0["reason"] as? String }
+            #expect(reasons.filter { $0 == "broker_unavailable" }.count == 6)
+            #expect(reasons.filter { $0 == "throttled" }.count == 1)
+        }
+    }
 }

@@ -121,7 +121,8 @@ struct Harness {
         return AppServices(
             store: store, clock: clock.serverClock, hasher: PasswordHasher(cost: configuration.bcryptCost, concurrency: 1),
             signInLimiter: SignInLimiter(perHour: 100, lockoutThreshold: 5, lockoutSeconds: 60),
-            clientLimiter: ClientRateLimiter(perMinute: configuration.signInsPerClientPerMinute),
+            clientLimiter: RateLimiter(perMinute: configuration.signInsPerClientPerMinute),
+            unlockLimiter: RateLimiter(perMinute: configuration.unlocksPerUserPerMinute),
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
             takenEmailLimiter: TakenEmailLimiter(perDay: configuration.takenEmailsPerDay), trustedProxies: [],
             oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,

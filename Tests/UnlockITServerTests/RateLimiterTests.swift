@@ -2,13 +2,13 @@ import Testing
 
 @testable import UnlockITServer
 
-@Suite struct ClientRateLimiterTests {
+@Suite struct RateLimiterTests {
     let t0 = ContinuousClock.now
 
     @Test func aClientGetsItsBurstThenWaitsForTheRefill() throws {
-        let limiter = ClientRateLimiter(perMinute: 6)  // one attempt every 10 s
+        let limiter = RateLimiter<String>(perMinute: 6)  // one attempt every 10 s
         for _ in 0..<6 { #expect(limiter.take("198.51.100.7", now: t0) == nil) }
-        let wait = try #require(limiter.take("198.51.100.7", now: t0))
+        let wait = try #require(limiter.take("198.51.100.7", now: t0)).wait
         #expect(wait > .seconds(9.9) && wait <= .seconds(10), "\(wait)")
         // Another client is not affected.
         #expect(limiter.take("198.51.100.8", now: t0) == nil)
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func memoryIsBoundedWithoutFreeingALimitedClient() {
-        let limiter = ClientRateLimiter(perMinute: 2, capacity: 3)  // one attempt every 30 s
+        let limiter = RateLimiter<String>(perMinute: 2, capacity: 3)  // one attempt every 30 s
         #expect(limiter.take("limited", now: t0) == nil)
         #expect(limiter.take("limited", now: t0) == nil)
         #expect(limiter.take("a", now: t0) == nil)
@@ -35,8 +35,22 @@ import Testing
     }
 
     @Test func aSprayOfNewClientsStaysWithinTheCapacity() {
-        let limiter = ClientRateLimiter(perMinute: 2, capacity: 10)
+        let limiter = RateLimiter<String>(perMinute: 2, capacity: 10)
         for index in 0..<50 { #expect(limiter.take("spray-\(index)", now: t0) == nil) }
-        #expect((9...10).contains(limiter.clientCount), "\(limiter.clientCount)")
+        #expect((9...10).contains(limiter.keyCount), "\(limiter.keyCount)")
+    }
+
+    @Test func aKeyThatKeepsTryingIsReportedOnceAMinute() throws {
+        let limiter = RateLimiter<String>(perMinute: 1)
+        #expect(limiter.take("alice", now: t0) == nil)
+        #expect(try #require(limiter.take("alice", now: t0)).isFirstInAMinute)
+        #expect(try #require(limiter.take("alice", now: t0 + .seconds(30))).isFirstInAMinute == false)
+        // Another key is reported on its own.
+        #expect(limiter.take("bob", now: t0 + .seconds(30)) == nil)
+        #expect(try #require(limiter.take("bob", now: t0 + .seconds(30))).isFirstInAMinute)
+        // After a minute: one more attempt goes ahead, and the next refusal is reported again.
+        #expect(limiter.take("alice", now: t0 + .seconds(60)) == nil)
+        #expect(try #require(limiter.take("alice", now: t0 + .seconds(60))).isFirstInAMinute)
+        #expect(try #require(limiter.take("alice", now: t0 + .seconds(61))).isFirstInAMinute == false)
     }
 }

@@ -52,9 +52,10 @@ struct Unlock: AsyncParsableCommand {
     }
 
     /// What the server answers a disabled account's attempt: the rule's refusal, an id that is not a
-    /// lock of the company, or its attempts paused after too many refusals.
+    /// lock of the company, or its attempts paused after too many refusals or too many attempts.
     static let refusalsOfADisabledAccount: Set<String> = [
         ProblemCode.accessDenied.rawValue, ProblemCode.lockNotFound.rawValue, ProblemCode.tooManyDeniedUnlocks.rawValue,
+        ProblemCode.tooManyUnlocks.rawValue,
     ]
 
     /// The lock to open: named directly, or the only lock of a named room, or the one picked among a room's locks.

@@ -53,6 +53,7 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     // Too many requests from one client or user (429)
     case tooManyRequests = "too_many_requests"
     case tooManyDeniedUnlocks = "too_many_denied_unlocks"
+    case tooManyUnlocks = "too_many_unlocks"
     case tooManyTakenEmails = "too_many_taken_emails"
     // The server (500)
     case internalError = "internal_error"

@@ -48,7 +48,8 @@ public enum UnlockITApp {
             signInLimiter: SignInLimiter(
                 perHour: configuration.signInFailuresPerHour, lockoutThreshold: configuration.lockoutThreshold,
                 lockoutSeconds: configuration.lockoutSeconds),
-            clientLimiter: ClientRateLimiter(perMinute: configuration.signInsPerClientPerMinute),
+            clientLimiter: RateLimiter(perMinute: configuration.signInsPerClientPerMinute),
+            unlockLimiter: RateLimiter(perMinute: configuration.unlocksPerUserPerMinute),
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
             takenEmailLimiter: TakenEmailLimiter(perDay: configuration.takenEmailsPerDay),
             trustedProxies: Set(configuration.trustedProxies.compactMap(ClientAddress.canonical)),

@@ -8,7 +8,10 @@ struct AppServices: Sendable {
     let clock: ServerClock
     let hasher: PasswordHasher
     let signInLimiter: SignInLimiter
-    let clientLimiter: ClientRateLimiter
+    /// Password checks per client (``AdmitPasswordClient``).
+    let clientLimiter: RateLimiter<String>
+    /// Unlock attempts per user, whatever their outcome.
+    let unlockLimiter: RateLimiter<UserID>
     let deniedUnlockLimiter: DeniedUnlockLimiter
     let takenEmailLimiter: TakenEmailLimiter
     /// Canonical addresses (``ClientAddress/canonical(_:)``) of the trusted reverse proxies.

@@ -1,20 +1,37 @@
 import Synchronization
 
-/// Password checks per client (``ClientAddress``; sign-ins and password changes): a bucket of `perMinute` attempts for each
-/// client, refilled at `perMinute` a minute. The per-account limits (``SignInLimiter``) stop
-/// guessing at one account; this stops one client from keeping bcrypt's queue full so that every
-/// other sign-in is turned away, and from spraying guesses across many accounts.
-final class ClientRateLimiter: Sendable {
+/// Attempts per key: a bucket of `perMinute` attempts for each key, refilled at `perMinute` a
+/// minute, so a key may use them in a burst or spread out.
+///
+/// Two limits use it. Password checks per client (``ClientAddress``; sign-ins and password
+/// changes): the per-account limits (``SignInLimiter``) stop guessing at one account; this stops one
+/// client from keeping bcrypt's queue full so that every other sign-in is turned away, and from
+/// spraying guesses across many accounts. And unlock attempts per user, whatever their outcome
+/// (``UnlockController``): each attempt is a permanent audit row and, for a lock that answers, a
+/// round trip through the broker, so one user's token in a loop must not fill the disk or the
+/// audit log's write queue, which every company shares.
+final class RateLimiter<Key: Hashable & Sendable>: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
+        /// When a refusal of this key was last reported as the first in a minute.
+        var reported: ContinuousClock.Instant?
+    }
+
+    /// An attempt turned away.
+    struct Refusal: Sendable {
+        /// How long until the key may try again.
+        let wait: Duration
+        /// No refusal of the key was reported in the last minute: a caller that records refusals
+        /// records this one, not every attempt of a key that keeps trying.
+        let isFirstInAMinute: Bool
     }
 
     private let perSecond: Double
     private let burst: Double
-    private let buckets = Mutex<[String: Bucket]>([:])
-    /// Bounds memory under a spray of addresses: full buckets are forgotten first (they are what a
-    /// new client gets anyway), then any, down to nine tenths of it.
+    private let buckets = Mutex<[Key: Bucket]>([:])
+    /// Bounds memory under a spray of keys: full buckets are forgotten first (they are what a new
+    /// key gets anyway), then any, down to nine tenths of it.
     private let capacity: Int
 
     init(perMinute: Int, capacity: Int = 100_000) {
@@ -23,33 +40,39 @@ final class ClientRateLimiter: Sendable {
         self.capacity = capacity
     }
 
-    /// Takes one attempt for `client`: `nil` if it may go ahead, else how long until it may.
-    func take(_ client: String, now: ContinuousClock.Instant) -> Duration? {
+    /// Takes one attempt for `key`: `nil` if it may go ahead, else the refusal. A refused attempt
+    /// takes nothing.
+    func take(_ key: Key, now: ContinuousClock.Instant) -> Refusal? {
         buckets.withLock { buckets in
-            var bucket = buckets[client].map { refilled($0, now: now) } ?? Bucket(tokens: burst, updated: now)
+            var bucket = buckets[key].map { refilled($0, now: now) } ?? Bucket(tokens: burst, updated: now)
             guard bucket.tokens >= 1 else {
-                buckets[client] = bucket
-                return .seconds((1 - bucket.tokens) / perSecond)
+                let first = bucket.reported.map { $0.duration(to: now) >= .seconds(60) } ?? true
+                if first { bucket.reported = now }
+                buckets[key] = bucket
+                return Refusal(wait: .seconds((1 - bucket.tokens) / perSecond), isFirstInAMinute: first)
             }
             bucket.tokens -= 1
-            if buckets[client] == nil && buckets.count >= capacity { evict(&buckets, now: now) }
-            buckets[client] = bucket
+            if buckets[key] == nil && buckets.count >= capacity { evict(&buckets, now: now) }
+            buckets[key] = bucket
             return nil
         }
     }
 
-    /// How many clients are remembered.
-    var clientCount: Int { buckets.withLock { $0.count } }
+    /// How many keys are remembered.
+    var keyCount: Int { buckets.withLock { $0.count } }
 
     private func refilled(_ bucket: Bucket, now: ContinuousClock.Instant) -> Bucket {
         let elapsed = bucket.updated.duration(to: now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        return Bucket(tokens: min(burst, bucket.tokens + max(0, seconds) * perSecond), updated: max(bucket.updated, now))
+        var refilled = bucket
+        refilled.tokens = min(burst, bucket.tokens + max(0, seconds) * perSecond)
+        refilled.updated = max(bucket.updated, now)
+        return refilled
     }
 
     /// Makes room for a tenth of the capacity at once, so that a sweep over every bucket happens at
-    /// most once per that many new clients (a spray of addresses cannot make each attempt cost one).
-    private func evict(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant) {
+    /// most once per that many new keys (a spray of keys cannot make each attempt cost one).
+    private func evict(_ buckets: inout [Key: Bucket], now: ContinuousClock.Instant) {
         buckets = buckets.filter { refilled($0.value, now: now).tokens < burst }
         let target = capacity - max(1, capacity / 10)
         if buckets.count > target {

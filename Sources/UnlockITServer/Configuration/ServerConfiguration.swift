@@ -45,6 +45,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Denied unlock attempts one user may have in a minute; beyond that their unlocks are answered
     /// 429 `too_many_denied_unlocks` until the oldest is a minute old (``DeniedUnlockLimiter``).
     public var deniedUnlocksPerMinute = 10
+    /// Unlock attempts one user may make in a minute, in a burst or spread out, whatever their
+    /// outcome; more are answered 429 `too_many_unlocks` (``RateLimiter``). Each attempt is an audit
+    /// event kept for good.
+    public var unlocksPerUserPerMinute = 60
     /// Email addresses in use by other companies that one company's admins may be told of in a day
     /// (creating, importing or renaming users); beyond that such requests are answered 429
     /// `too_many_taken_emails` (``TakenEmailLimiter``).
@@ -152,6 +156,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var lockoutSeconds: Int?
         var signInsPerClientPerMinute: Int?
         var deniedUnlocksPerMinute: Int?
+        var unlocksPerUserPerMinute: Int?
         var takenEmailsPerDay: Int?
         var trustedProxies: [String]?
         var oidcIssuers: [OIDCIssuer]?
@@ -160,9 +165,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         static let keys: Set<String> = [
             "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
             "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout", "httpRequestTimeout", "httpConnectionsPerClient",
-            "signInFailuresPerHour", "lockoutThreshold",
-            "lockoutSeconds",
-            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "takenEmailsPerDay", "trustedProxies", "oidcIssuers", "logLevel",
+            "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds", "signInsPerClientPerMinute", "deniedUnlocksPerMinute",
+            "unlocksPerUserPerMinute", "takenEmailsPerDay", "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
 
@@ -200,6 +204,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         lockoutSeconds = settings.lockoutSeconds ?? lockoutSeconds
         signInsPerClientPerMinute = settings.signInsPerClientPerMinute ?? signInsPerClientPerMinute
         deniedUnlocksPerMinute = settings.deniedUnlocksPerMinute ?? deniedUnlocksPerMinute
+        unlocksPerUserPerMinute = settings.unlocksPerUserPerMinute ?? unlocksPerUserPerMinute
         takenEmailsPerDay = settings.takenEmailsPerDay ?? takenEmailsPerDay
         trustedProxies = settings.trustedProxies ?? trustedProxies
         oidcIssuers = settings.oidcIssuers ?? oidcIssuers
@@ -231,6 +236,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         signInsPerClientPerMinute = try int("UNLOCKIT_SIGN_INS_PER_CLIENT_PER_MINUTE") ?? signInsPerClientPerMinute
         deniedUnlocksPerMinute = try int("UNLOCKIT_DENIED_UNLOCKS_PER_MINUTE") ?? deniedUnlocksPerMinute
+        unlocksPerUserPerMinute = try int("UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE") ?? unlocksPerUserPerMinute
         takenEmailsPerDay = try int("UNLOCKIT_TAKEN_EMAILS_PER_DAY") ?? takenEmailsPerDay
         httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
         httpRequestTimeout = try int("UNLOCKIT_HTTP_REQUEST_TIMEOUT") ?? httpRequestTimeout
@@ -285,6 +291,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         guard (1...1_000_000).contains(deniedUnlocksPerMinute) else {
             throw ConfigurationError("denied unlocks per minute must be 1–1000000")
+        }
+        guard (1...1_000_000).contains(unlocksPerUserPerMinute) else {
+            throw ConfigurationError("unlocks per user per minute must be 1–1000000")
         }
         guard (1...1_000_000).contains(takenEmailsPerDay) else {
             throw ConfigurationError("taken emails per day must be 1–1000000")

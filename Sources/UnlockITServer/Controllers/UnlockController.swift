@@ -6,7 +6,8 @@ import UnlockITCore
 
 /// `POST /api/v1/locks/{id}/unlock`: the access rule first, then the lock protocol, and one audit
 /// event for every attempt. A denied user causes no challenge at all, and a user denied too often
-/// is turned away for a while before the rule runs (``DeniedUnlockLimiter``).
+/// is turned away for a while before the rule runs (``DeniedUnlockLimiter``), as is a user over
+/// their rate of attempts of any outcome (``RateLimiter``).
 ///
 /// The audit event is handed to the store's write queue, not awaited: the answer goes back as soon
 /// as the lock has given it, and the event is committed within about 10 ms (audit reads include
@@ -53,6 +54,16 @@ struct UnlockController {
             // Not a decision, so not audited one by one: the denial that reached the limit was.
             services.metrics.unlock(outcome: AuditReason.throttled.rawValue, duration: start.duration(to: .now))
             throw APIError.tooManyDeniedUnlocks(retryAfter: wait)
+        }
+        if let refusal = services.unlockLimiter.take(user.id, now: start) {
+            services.metrics.unlock(outcome: AuditReason.throttled.rawValue, duration: start.duration(to: .now))
+            // Recorded once a minute while the user keeps trying, not for each attempt turned away.
+            if refusal.isFirstInAMinute {
+                services.logger.notice("unlocks paused for a user over their rate", metadata: ["user": "\(user.id)"])
+                services.store.enqueue(
+                    services.audit(.unlock, by: user, company: user.companyID, outcome: .denied, reason: .throttled, lock: lockID, room: nil))
+            }
+            throw APIError.tooManyUnlocks(retryAfter: refusal.wait)
         }
         guard services.store.auditHasRoom else {
             services.logger.warning("unlock refused: the audit log's write queue is full")

@@ -113,6 +113,13 @@ extension APIError {
             detail: "Unlocking is paused for you. Wait before trying again.", retryAfter: wait)
     }
 
+    /// A user over their unlock attempts of any outcome (``RateLimiter``), with how long to wait.
+    static func tooManyUnlocks(retryAfter wait: Duration) -> APIError {
+        tooMany(
+            .tooManyUnlocks, title: "Too many unlock attempts", detail: "Unlocking is paused for you. Wait before trying again.",
+            retryAfter: wait)
+    }
+
     static func tooManyTakenEmails(retryAfter wait: Duration) -> APIError {
         tooMany(
             .tooManyTakenEmails, title: "Too many of the email addresses tried are in use by other companies",
