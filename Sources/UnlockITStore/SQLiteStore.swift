@@ -87,7 +87,8 @@ public final class SQLiteStore: Store {
     /// GRDB's async API hops to a dispatch queue and back, which costs about 0.2 ms of latency per
     /// call on a loaded two-core machine, several times more than the queries themselves. The store's
     /// transactions are all short, so they run inline instead: `dispatch_sync` executes the block on
-    /// the caller's thread whenever the connection is free, and only waits when it is busy.
+    /// the caller's thread whenever the connection is free, and only waits when it is busy. The one
+    /// read that may be long, a page of the audit log, does not use this (``auditEvents(_:)``).
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try pool.read(body)
     }

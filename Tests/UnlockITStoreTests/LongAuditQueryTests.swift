@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import SiteHarness
+import Synchronization
+import Testing
+import UnlockITCore
+
+@testable import UnlockITStore
+
+/// A page of the audit log that visits every event of a long log runs off the threads every
+/// request of every company runs on (Swift's shared pool, one thread per core).
+@Suite struct LongAuditQueryTests {
+    final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    @Test("Long audit queries, more of them than there are cores, hold none of the shared threads")
+    func longAuditQueriesLeaveTheSharedThreadsFree() async throws {
+        let directory = try TemporaryDirectory("unlockit-long-audit")
+        let store = try SQLiteStore(path: "\(directory.path)/unlockit.sqlite")
+        let company = CompanyID.generate()
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        // Half the events are granted unlocks, half failed sign-ins: a page of failed unlocks finds
+        // none, and whichever index SQLite takes, it visits half the log (a quarter of a second here).
+        try store.write { db in
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400000)
+                    INSERT INTO auditEvent (companyId, at, action, outcome)
+                    SELECT ?, ?, CASE i % 2 WHEN 0 THEN 'unlock' ELSE 'sign_in' END, CASE i % 2 WHEN 0 THEN 'success' ELSE 'error' END
+                    FROM n
+                    """, arguments: [company.rawValue, StorageDate.text(now)])
+        }
+        let query = AuditQuery(
+            companyID: company, action: .unlock, outcome: .error, from: now.addingTimeInterval(-86_400), to: now.addingTimeInterval(86_400))
+
+        // The queries are queued first, then a task that only looks at how many have finished. Were
+        // they run on the shared threads, the look would wait for one of them to finish.
+        let finished = Counter()
+        let finishedWhenLooked = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for _ in 0..<max(5, ProcessInfo.processInfo.activeProcessorCount + 1) {
+                group.addTask {
+                    let events = try await store.auditEvents(query)
+                    #expect(events.isEmpty)
+                    finished.value.add(1, ordering: .relaxed)
+                    return nil
+                }
+            }
+            group.addTask { finished.value.load(ordering: .relaxed) }
+            var looked: Int?
+            for try await result in group { looked = looked ?? result }
+            return looked
+        }
+        #expect(finishedWhenLooked == 0)
+        #expect(finished.value.load(ordering: .relaxed) == max(5, ProcessInfo.processInfo.activeProcessorCount + 1))
+    }
+}
