@@ -22,7 +22,8 @@ import UnlockITCore
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         // Half the events are granted unlocks, half failed sign-ins: a page of failed unlocks finds
         // none, and whichever index SQLite takes, it visits half the log (a quarter of a second here).
-        try store.write { db in
+        // Written on GRDB's writer queue: inline, it would hold a shared thread from the other tests.
+        try await store.pool.write { db in
             try db.execute(
                 sql: """
                     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400000)
