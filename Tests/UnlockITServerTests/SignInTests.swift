@@ -543,6 +543,42 @@ struct SignInTests {
         }
     }
 
+    @Test("One import at a time per company, dry runs too; an employee's request takes no turn; other companies import meanwhile")
+    func oneImportAtATimePerCompany() async throws {
+        let harness = try Harness()
+        let services = try harness.services()
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        let otherInitial = try await harness.bootstrap("Other", email: "admin@other.test")
+        try await harness.run(over: services) { api in
+            let admin = try await api.session("admin@acme.test", initial)
+            let other = try await api.session("admin@other.test", otherInitial)
+            _ = try await api.createUser(admin, "emp@acme.test", level: 0)
+            let employee = try await api.session("emp@acme.test", "initial password 1")
+            func rows(_ prefix: String, _ count: Int) -> [String: any Sendable] {
+                let users: [[String: any Sendable]] = (0..<count).map {
+                    ["email": "\(prefix)\($0)@acme.test", "name": "N", "role": "employee", "securityLevel": 0]
+                }
+                return ["users": users]
+            }
+            let before = services.hasher.hashesMade
+            async let first = api.post("/api/v1/users/import", admin, rows("first", 30))
+            try await Network.waitUntil("the import to hash", timeout: .seconds(30)) { services.hasher.hashesMade > before }
+
+            let second = try await api.post("/api/v1/users/import", admin, rows("second", 1))
+            #expect(second.status == 409 && second.code == "import_in_progress", "\(second)")
+            let dryRun = try await api.post("/api/v1/users/import?dryRun=true", admin, rows("second", 1))
+            #expect(dryRun.status == 409 && dryRun.code == "import_in_progress", "\(dryRun)")
+            let byEmployee = try await api.post("/api/v1/users/import", employee, rows("third", 1))
+            #expect(byEmployee.status == 403 && byEmployee.code == "admin_required", "\(byEmployee)")
+            #expect(try await api.post("/api/v1/users/import?dryRun=true", other, rows("other", 1)).status == 200)
+
+            let done = try await first
+            #expect(done.status == 200 && (done.json["created"] as? [[String: any Sendable]])?.count == 30, "\(done)")
+            // The turn is given back.
+            #expect(try await api.post("/api/v1/users/import?dryRun=true", admin, rows("second", 1)).status == 200)
+        }
+    }
+
     @Test("A restarted server on the same file keeps everything, and valid sessions stay valid")
     func restartKeepsSessions() async throws {
         let harness = try Harness()

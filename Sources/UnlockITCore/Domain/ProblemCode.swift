@@ -31,6 +31,7 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case emailTaken = "email_taken"
     case roomNameTaken = "room_name_taken"
     case lockIDTaken = "lock_id_taken"
+    case importInProgress = "import_in_progress"
     case lastAdmin = "last_admin"
     case cannotDeleteSelf = "cannot_delete_self"
     case roomHasLocks = "room_has_locks"

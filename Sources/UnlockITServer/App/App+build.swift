@@ -95,7 +95,11 @@ public enum UnlockITApp {
         UnlockController(services: services).addRoutes(to: signedIn)
 
         let admin = signedIn.group().add(middleware: RequireAdmin(authentication: authentication))
-        UsersController(services: services).addRoutes(to: admin)
+        let users = UsersController(services: services)
+        users.addRoutes(to: admin)
+        // The company's turn is taken before RequireAdmin reads the body.
+        let imports = signedIn.group().add(middleware: OneImportPerCompany()).add(middleware: RequireAdmin(authentication: authentication))
+        users.addImportRoute(to: imports)
         RoomsController(services: services).addRoutes(to: admin)
         LocksController(services: services).addRoutes(to: admin)
         AuditController(services: services).addRoutes(to: admin)

@@ -75,11 +75,15 @@ struct UsersController {
     func addRoutes(to group: RouterGroup<AppContext>) {
         group.get("users", use: list)
         group.post("users", use: create)
-        group.post("users/import", use: importUsers)
         group.get("users/:id", use: show)
         group.patch("users/:id", use: update)
         group.delete("users/:id", use: delete)
         group.post("users/:id/password", use: resetPassword)
+    }
+
+    /// The import, in a group of its own: one at a time per company (``OneImportPerCompany``).
+    func addImportRoute(to group: RouterGroup<AppContext>) {
+        group.post("users/import", use: importUsers)
     }
 
     static func userID(_ context: AppContext, _ name: String = "id") throws -> UserID {
