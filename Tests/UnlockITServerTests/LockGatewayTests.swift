@@ -495,6 +495,33 @@ import UnlockITCore
         let text = String(decoding: metrics.exposition(), as: UTF8.self)
         #expect(text.contains("unlockit_mqtt_malformed_messages_total 4"))
     }
+
+    final class LogLines: TextOutputStream, @unchecked Sendable {
+        private let lines = Mutex<[String]>([])
+        func write(_ string: String) { lines.withLock { $0.append(string) } }
+        var written: [String] { lines.withLock { $0 } }
+    }
+
+    @Test func aLockThatFlipsItsStatusOverAndOverWritesTenLinesAMinuteAndTheGaugeFollowsEveryFlip() {
+        let lines = LogLines()
+        let metrics = ServerMetrics()
+        let logger = Logger(label: "test") { StreamLogHandler(label: $0, stream: lines, metadataProvider: nil) }
+        let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: logger)
+        for flip in 0..<101 {
+            gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: flip % 2 == 0, activated: true).encoded()))
+        }
+        gateway.handle(MQTTMessage(topic: Topics.status(other), payload: LockStatus(online: true, activated: true).encoded()))
+        let ofLock = lines.written.filter { $0.contains("lock=\(lock)") }
+        #expect(ofLock.count == 10, "\(ofLock)")
+        #expect(ofLock.last?.contains("lock offline; its further changes this minute are not logged") == true, "\(ofLock)")
+        // Another lock has a budget of its own.
+        #expect(lines.written.filter { $0.contains("lock=\(other)") }.count == 1)
+        #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains("unlockit_locks_online 2"))
+        // Registered anew, the lock starts afresh.
+        gateway.registered(lock)
+        gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: true, activated: true).encoded()))
+        #expect(lines.written.filter { $0.contains("lock=\(lock)") }.count == 11)
+    }
 }
 
 struct Failure: Error, CustomStringConvertible {

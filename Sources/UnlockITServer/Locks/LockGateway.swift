@@ -66,6 +66,9 @@ public final class LockGateway: Sendable {
     static let lateGrantWindow: Duration = .seconds(10)
     private let serializer = KeyedSerializer<LockID>()
     let presence = PresenceTracker()
+    /// A lock's online and offline lines: one that connects and drops over and over must not flood
+    /// the log (the count of online locks, a gauge, follows every change all the same).
+    private let presenceLines = LogBudget<LockID>(perMinute: 10)
     private let timeout: Duration
     /// An unlock answers the lock's nonce only while at least this much of its time is left, so that
     /// the result comes back before the client is told `lock_timeout` (a tenth of the timeout).
@@ -109,6 +112,7 @@ public final class LockGateway: Sendable {
     /// message), since the lock will never write one again.
     public func retired(_ lock: LockID) {
         took(lock, online: false, changed: presence.disconnected(lock, now: Date()))
+        presenceLines.forget(lock)
         retainStatus(of: lock, [])
     }
 
@@ -118,6 +122,7 @@ public final class LockGateway: Sendable {
     /// this lock before its new account existed. Both go.
     public func registered(_ lock: LockID) {
         presence.forget(lock)
+        presenceLines.forget(lock)
         retainStatus(of: lock, [])
     }
 
@@ -136,7 +141,12 @@ public final class LockGateway: Sendable {
     /// it): logs and counts a change, and an offline lock answers its waiting exchanges at once.
     private func took(_ lock: LockID, online: Bool, changed: Bool) {
         if changed {
-            logger.info("lock \(online ? "online" : "offline")", metadata: ["lock": "\(lock)"])
+            if let line = presenceLines.take(lock, now: .now) {
+                var metadata: Logger.Metadata = ["lock": "\(lock)"]
+                if line.unloggedBefore > 0 { metadata["unlogged"] = "\(line.unloggedBefore)" }
+                let message: Logger.Message = "lock \(online ? "online" : "offline")"
+                logger.info(line.spendsTheBudget ? "\(message); its further changes this minute are not logged" : message, metadata: metadata)
+            }
             metrics.locksOnline(presence.onlineCount)
         }
         if !online { failWaiters(of: lock, with: .offline) }
