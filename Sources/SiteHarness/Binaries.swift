@@ -44,8 +44,9 @@ public struct HarnessError: Error, CustomStringConvertible {
 public final class TemporaryDirectory: Sendable {
     public let path: String
 
-    public init(_ prefix: String = "unlockit-test") throws {
-        let path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))"
+    /// A new folder in `base` (the system's temporary folder if none).
+    public init(_ prefix: String = "unlockit-test", in base: String? = nil) throws {
+        let path = (base.map { $0.hasSuffix("/") ? $0 : $0 + "/" } ?? NSTemporaryDirectory()) + "\(prefix)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         self.path = path
     }

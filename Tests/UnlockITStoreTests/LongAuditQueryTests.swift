@@ -16,7 +16,10 @@ import UnlockITCore
 
     @Test("Long audit queries, more of them than there are cores, hold none of the shared threads")
     func longAuditQueriesLeaveTheSharedThreadsFree() async throws {
-        let directory = try TemporaryDirectory("unlockit-long-audit")
+        // In memory where there is a tmpfs: the log's tens of megabytes, written back to a disk,
+        // made every fsync of the tests running alongside wait seconds for them.
+        let memory = FileManager.default.isWritableFile(atPath: "/dev/shm") ? "/dev/shm" : nil
+        let directory = try TemporaryDirectory("unlockit-long-audit", in: memory)
         let store = try SQLiteStore(path: "\(directory.path)/unlockit.sqlite")
         let company = CompanyID.generate()
         let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -39,7 +42,7 @@ import UnlockITCore
         // they run on the shared threads, the look would wait for one of them to finish.
         let finished = Counter()
         let finishedWhenLooked = try await withThrowingTaskGroup(of: Int?.self) { group in
-            for _ in 0..<max(5, ProcessInfo.processInfo.activeProcessorCount + 1) {
+            for _ in 0..<ProcessInfo.processInfo.activeProcessorCount + 1 {
                 group.addTask {
                     let events = try await store.auditEvents(query)
                     #expect(events.isEmpty)
@@ -53,6 +56,6 @@ import UnlockITCore
             return looked
         }
         #expect(finishedWhenLooked == 0)
-        #expect(finished.value.load(ordering: .relaxed) == max(5, ProcessInfo.processInfo.activeProcessorCount + 1))
+        #expect(finished.value.load(ordering: .relaxed) == ProcessInfo.processInfo.activeProcessorCount + 1)
     }
 }
