@@ -61,13 +61,15 @@ public final class MQTTEventLoop: Sendable {
         self.logger = logger
         self.resolver = resolver
         self.housekeepingInterval = housekeepingInterval
-        let thread = Thread { [self] in
-            // Foundation's `Thread.name` does not reach the kernel on Linux; `top -H` and `perf` show this.
-            Thread.current.name = name
-            self.run()
-        }
-        thread.name = name
+        let thread = Thread { [self] in self.run() }
         thread.start()
+        // After start(), from here: Foundation passes a thread's name to the kernel (where `top -H`,
+        // `perf` and /proc show it) only once start() has recorded the thread it made. Set by the
+        // thread itself, the name raced with that, and the loop sometimes kept its parent's name.
+        // Linux keeps 15 bytes of it and refuses a longer one outright.
+        var kept = Substring(name)
+        while kept.utf8.count > 15 { kept.removeLast() }
+        thread.name = String(kept)
     }
 
     var isLoopThread: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }

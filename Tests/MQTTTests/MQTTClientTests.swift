@@ -423,6 +423,16 @@ struct MQTTClientTests {
         }.count
     }
 
+    @Test("A loop's thread bears its name, cut to the 15 bytes Linux keeps, from the moment the loop exists")
+    func aLoopsThreadIsNamedAtOnce() async {
+        let loops = (0..<20).map { MQTTEventLoop(name: "named-\($0)-loop-thread") }
+        for index in loops.indices {
+            let kept = String(decoding: "named-\(index)-loop-thread".utf8.prefix(15), as: UTF8.self)
+            #expect(Self.threads(named: kept) == 1, "\(kept)")
+        }
+        for loop in loops { await loop.shutdown() }
+    }
+
     @Test("A client dropped without a shutdown closes its connection, and a loop of its own ends")
     func aDroppedClientStops() async throws {
         let listener = try Network.listener()
