@@ -76,21 +76,23 @@ import UnlockITStore
         }
     }
 
+    /// A company with an admin, an employee (eve) and an active lock anyone of the company may open:
+    /// the admin's and eve's sessions, and the lock.
+    static func openLock(of company: String, _ harness: Harness, _ api: API) async throws -> (admin: String, eve: String, lock: LockID) {
+        let admin = try await api.company(company)
+        let domain = "\(company.lowercased()).test"
+        let companyID = try #require(try await harness.store.credentials(email: "admin@\(domain)")?.user.companyID)
+        _ = try await api.createUser(admin, "eve@\(domain)", level: 1)
+        let eve = try await api.session("eve@\(domain)", "initial password 1")
+        let roomID = try await api.createRoom(admin, "Open plan", requiredLevel: 0)
+        return (admin, eve, try await harness.activeLock("lock-\(company.lowercased())", company: companyID, room: roomID))
+    }
+
     @Test("Unlocks the rule allows never count, whatever the lock or the broker then does")
     func allowedUnlocksDoNotCount() async throws {
         let harness = try Harness()
         try await harness.run { api in
-            let admin = try await api.company("Allowed")
-            let companyID = try #require(try await harness.store.credentials(email: "admin@allowed.test")?.user.companyID)
-            _ = try await api.createUser(admin, "eve@allowed.test", level: 1)
-            let eve = try await api.session("eve@allowed.test", "initial password 1")
-            let roomID = try await api.createRoom(admin, "Open plan", requiredLevel: 0)
-            let lockID = LockID("lock-allowed")!
-            try await harness.store.createLock(
-                Lock(id: lockID, companyID: companyID, roomID: RoomID(roomID)!, name: "Door", state: .registered, createdAt: harness.clock.now))
-            let sealed = try KeySealer(masterKey: harness.masterKey).seal(.random(), for: lockID)
-            let audit = AuditEvent(companyID: companyID, at: harness.clock.now, actorID: nil, action: .activateLock, outcome: .success)
-            try await harness.store.activateLock(lockID, in: companyID, sealedKey: sealed, at: harness.clock.now, audit: audit)
+            let (_, eve, lockID) = try await Self.openLock(of: "Allowed", harness, api)
             // The harness's broker is unreachable: the rule allows, and the unlock ends in 503.
             for _ in 0..<15 {
                 let reply = try await api.post("/api/v1/locks/\(lockID)/unlock", eve)
@@ -103,17 +105,7 @@ import UnlockITStore
     func aUserOverTheirRateIsPaused() async throws {
         let harness = try Harness { $0.unlocksPerUserPerMinute = 5 }  // one attempt every 12 s
         try await harness.run { api in
-            let admin = try await api.company("Rate")
-            let companyID = try #require(try await harness.store.credentials(email: "admin@rate.test")?.user.companyID)
-            _ = try await api.createUser(admin, "eve@rate.test", level: 1)
-            let eve = try await api.session("eve@rate.test", "initial password 1")
-            let roomID = try await api.createRoom(admin, "Open plan", requiredLevel: 0)
-            let lockID = LockID("lock-rate")!
-            try await harness.store.createLock(
-                Lock(id: lockID, companyID: companyID, roomID: RoomID(roomID)!, name: "Door", state: .registered, createdAt: harness.clock.now))
-            let sealed = try KeySealer(masterKey: harness.masterKey).seal(.random(), for: lockID)
-            let audit = AuditEvent(companyID: companyID, at: harness.clock.now, actorID: nil, action: .activateLock, outcome: .success)
-            try await harness.store.activateLock(lockID, in: companyID, sealedKey: sealed, at: harness.clock.now, audit: audit)
+            let (admin, eve, lockID) = try await Self.openLock(of: "Rate", harness, api)
             // Allowed by the rule every time (the broker is unreachable): these count too.
             for _ in 0..<5 {
                 let reply = try await api.post("/api/v1/locks/\(lockID)/unlock", eve)

@@ -3,6 +3,7 @@ import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LockProtocol
 import Logging
 import MQTT
 import NIOCore
@@ -142,6 +143,18 @@ struct Harness {
             store: store, hasher: PasswordHasher(cost: configuration.bcryptCost, concurrency: 2), clock: clock.serverClock
         ).run(companyName: company, adminEmail: email, adminName: "Admin")
         return (created.id, password)
+    }
+
+    /// Makes `id` an active lock of `company` in `room`, with a random key, straight in the store
+    /// (no lock is there to pair: unlocks that pass the rule end in `broker_unavailable`).
+    func activeLock(_ id: String, company: CompanyID, room: String) async throws -> LockID {
+        let lockID = LockID(id)!
+        try await store.createLock(
+            Lock(id: lockID, companyID: company, roomID: RoomID(room)!, name: "Door", state: .registered, createdAt: clock.now))
+        let sealed = try KeySealer(masterKey: masterKey).seal(.random(), for: lockID)
+        let audit = AuditEvent(companyID: company, at: clock.now, actorID: nil, action: .activateLock, outcome: .success)
+        try await store.activateLock(lockID, in: company, sealedKey: sealed, at: clock.now, audit: audit)
+        return lockID
     }
 }
 
