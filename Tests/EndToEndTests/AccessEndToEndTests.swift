@@ -70,7 +70,8 @@ struct AccessEndToEndTests {
 
     @Test("A user's unlock attempts are limited whatever their outcome; the CLI says so in the user's language")
     func unlocksPerUser() async throws {
-        try await Site.with(serverEnvironment: ["UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE": "3"], requiredLevel: 0) { site in
+        // Two a minute: the next is allowed 30 s after the limit is reached, far beyond this test.
+        try await Site.with(serverEnvironment: ["UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE": "2"], requiredLevel: 0) { site in
             let (lock, _) = try await site.activeLock("lock-rate")
             let eager = try await site.employee("eager@acme.test", level: 1)
             let other = try await site.employee("other@acme.test", level: 1)
@@ -85,27 +86,26 @@ struct AccessEndToEndTests {
             }
 
             #expect(try await site.unlock(lock.id, token: eager.token).status == 200)
-            #expect(try await site.unlock(lock.id, token: eager.token).status == 200)
-            let third = try await people[0].run(["unlock", lock.id])
-            #expect(third.status == 0, "\(third)")
+            let second = try await people[0].run(["unlock", lock.id])
+            #expect(second.status == 0, "\(second)")
             let challenges = try await lock.stats()["challenges"]
 
             let limited = try await site.unlock(lock.id, token: eager.token)
             #expect(limited.status == 429 && limited.code == "too_many_unlocks", "\(limited)")
             let english = try await people[0].run(["unlock", lock.id])
-            #expect(english.status == 1 && english.stderr.contains("You have tried to unlock too many times"), "\(english)")
+            #expect(english.status == 5 && english.stderr.contains("You have tried to unlock too many times"), "\(english)")
             let danish = try await people[1].run(["unlock", lock.id])
-            #expect(danish.status == 1 && danish.stderr.contains("Du har forsøgt at låse op for mange gange"), "\(danish)")
+            #expect(danish.status == 5 && danish.stderr.contains("Du har forsøgt at låse op for mange gange"), "\(danish)")
             // The lock never heard of them; someone else still opens it.
             #expect(try await lock.stats()["challenges"] == challenges)
-            #expect(try await lock.stats()["openings"] == 3)
+            #expect(try await lock.stats()["openings"] == 2)
             #expect(try await site.unlock(lock.id, token: other.token).status == 200)
-            #expect(try await lock.stats()["openings"] == 4)
+            #expect(try await lock.stats()["openings"] == 3)
 
-            // Three granted, then one `throttled` for the three turned away.
+            // Two granted, then one `throttled` for the three turned away.
             let audit = try await site.api.get("/api/v1/audit?action=unlock&user=\(eager.id)", token: site.admin)
             let reasons = audit.items.compactMap { $0["reason"] as? String }
-            #expect(reasons == ["throttled", "granted", "granted", "granted"], "\(audit)")
+            #expect(reasons == ["throttled", "granted", "granted"], "\(audit)")
         }
     }
 

@@ -26,7 +26,7 @@ public struct CLIError: Error, Sendable {
         switch ProblemCode(rawValue: code) {
         case .unauthenticated?: status = .notSignedIn
         case .adminRequired?, .passwordChangeRequired?, .userDisabled?: status = .forbidden
-        case .accessDenied?, .lockDenied?, .tooManyDeniedUnlocks?: status = .accessDenied
+        case .accessDenied?, .lockDenied?, .tooManyDeniedUnlocks?, .tooManyUnlocks?: status = .accessDenied
         case .lockOffline?, .lockTimeout?, .brokerUnavailable?: status = .lockUnreachable
         // Sign-in refused: a wrong email or password (also the current one of `passwd`), or an
         // identity with no account here.

@@ -55,6 +55,12 @@ struct UnlockController {
             services.metrics.unlock(outcome: AuditReason.throttled.rawValue, duration: start.duration(to: .now))
             throw APIError.tooManyDeniedUnlocks(retryAfter: wait)
         }
+        // Before the attempt is counted: one the server turns away for its own reasons costs the
+        // user nothing, and the `throttled` event below has room too.
+        guard services.store.auditHasRoom else {
+            services.logger.warning("unlock refused: the audit log's write queue is full")
+            throw APIError.auditBehind
+        }
         if let refusal = services.unlockLimiter.take(user.id, now: start) {
             services.metrics.unlock(outcome: AuditReason.throttled.rawValue, duration: start.duration(to: .now))
             // Recorded once a minute while the user keeps trying, not for each attempt turned away.
@@ -64,10 +70,6 @@ struct UnlockController {
                     services.audit(.unlock, by: user, company: user.companyID, outcome: .denied, reason: .throttled, lock: lockID, room: nil))
             }
             throw APIError.tooManyUnlocks(retryAfter: refusal.wait)
-        }
-        guard services.store.auditHasRoom else {
-            services.logger.warning("unlock refused: the audit log's write queue is full")
-            throw APIError.auditBehind
         }
         func record(_ outcome: AuditOutcome, _ reason: AuditReason, room: RoomID?) {
             services.store.enqueue(
