@@ -20,11 +20,13 @@ extension SQLiteStore {
     public func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
         // Whoever reads the log sees every event handed in before, queued ones included.
         try await audit.flush()
-        // On GRDB's reader queue, not inline like the store's other reads (``read(_:)``): a wide
-        // window with a rare filter visits every event in it, seconds for a year of a busy company,
-        // and inline that holds one of the few threads every request of every company runs on. The
-        // task is suspended meanwhile, and its cancellation interrupts the query.
-        return try await pool.read { db in try Self.auditRequest(query, db).fetchAll(db).map(\.event) }
+        // Not inline like the store's other reads (``read(_:)``): a wide window with a rare filter
+        // visits every event in it, seconds for a year of a busy company, and inline that holds one
+        // of the few threads every request of every company runs on. On connections of its own
+        // (``auditReaders``), so that the other reads never wait for a connection it holds. The task
+        // is suspended meanwhile, also while it waits for a connection, and its cancellation
+        // interrupts the query.
+        return try await auditReaders.read { db in try Self.auditRequest(query, db).fetchAll(db).map(\.event) }
     }
 
     /// The request for one page of the log.

@@ -16,6 +16,12 @@ public final class SQLiteStore: Store {
     let audit: AuditBatcher
     /// Read-only connections for the lookups on every request (see ``readStatement(_:_:)``).
     private let hotReaders: [HotReader]
+    /// Read-only connections of the audit log's pages alone (``auditEvents(_:)``), which may take
+    /// seconds: on the pool's, a few of them at once would leave the store's other reads waiting for
+    /// a connection, on the threads every request runs on.
+    let auditReaders: DatabasePool
+    /// How many audit pages are read at once; more wait their turn, suspended.
+    static let auditReaderCount = 2
     /// One bit per hot reader, set while a caller holds it.
     private let hotReadersBusy = Atomic<UInt>(0)
     private let nextHotReader = Atomic<Int>(0)
@@ -62,6 +68,12 @@ public final class SQLiteStore: Store {
         hotReaders = try (0..<min(UInt.bitWidth, max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))).map { _ in
             HotReader(connection: try DatabaseQueue(path: path, configuration: hotConfiguration))
         }
+        var auditConfiguration = Configuration()
+        auditConfiguration.readonly = true
+        auditConfiguration.busyMode = .timeout(5)
+        auditConfiguration.label = "unlockit.audit"
+        auditConfiguration.maximumReaderCount = Self.auditReaderCount
+        auditReaders = try DatabasePool(path: path, configuration: auditConfiguration)
         audit = AuditBatcher(capacity: auditCapacity, onFailure: onAuditFailure) { [pool] events in
             try pool.write { db in
                 try Self.insertAudit(events, db)
@@ -88,7 +100,7 @@ public final class SQLiteStore: Store {
     /// call on a loaded two-core machine, several times more than the queries themselves. The store's
     /// transactions are all short, so they run inline instead: `dispatch_sync` executes the block on
     /// the caller's thread whenever the connection is free, and only waits when it is busy. The one
-    /// read that may be long, a page of the audit log, does not use this (``auditEvents(_:)``).
+    /// read that may be long, a page of the audit log, has connections of its own (``auditEvents(_:)``).
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try pool.read(body)
     }
