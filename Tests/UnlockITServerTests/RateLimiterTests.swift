@@ -34,6 +34,18 @@ import Testing
         #expect(limiter.take("limited", now: t0 + .seconds(40)) != nil)
     }
 
+    @Test func withNoBucketFullTheFullestAreForgottenNotALimitedClient() {
+        let limiter = RateLimiter<String>(perMinute: 2, capacity: 3)  // one attempt every 30 s
+        #expect(limiter.take("limited", now: t0) == nil)
+        #expect(limiter.take("limited", now: t0) == nil)
+        #expect(limiter.take("a", now: t0) == nil)
+        #expect(limiter.take("b", now: t0) == nil)
+        // Full, and no bucket has refilled: one of those with an attempt left makes room.
+        #expect(limiter.take("c", now: t0) == nil)
+        #expect(limiter.keyCount == 3)
+        #expect(limiter.take("limited", now: t0) != nil)
+    }
+
     @Test func aSprayOfNewClientsStaysWithinTheCapacity() {
         let limiter = RateLimiter<String>(perMinute: 2, capacity: 10)
         for index in 0..<50 { #expect(limiter.take("spray-\(index)", now: t0) == nil) }

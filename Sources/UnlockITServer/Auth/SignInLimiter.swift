@@ -147,13 +147,11 @@ final class SignInLimiter: Sendable {
     /// Makes room for a tenth of the capacity at once (one sweep per that many new accounts): the
     /// accounts whose clients are no longer known go first, then those that signed in longest ago.
     private func forgetKnownClients(_ known: inout [String: [String: Date]], now: Date) {
-        func lastSignIn(_ clients: [String: Date]) -> Date { clients.values.max() ?? .distantPast }
-        known = known.filter { now.timeIntervalSince(lastSignIn($0.value)) < Self.knownClientLifetime }
+        let lastSignIns = known.mapValues { $0.values.max() ?? .distantPast }
         let target = capacity - max(1, capacity / 10)
-        guard known.count > target else { return }
-        for (email, _) in known.sorted(by: { lastSignIn($0.value) < lastSignIn($1.value) }).prefix(known.count - target) {
-            known[email] = nil
-        }
+        let recent = lastSignIns.filter { now.timeIntervalSince($0.value) < Self.knownClientLifetime }
+        let kept = recent.count > target ? recent.sorted { $0.value > $1.value }.prefix(target).map(\.key) : Array(recent.keys)
+        known = Dictionary(uniqueKeysWithValues: kept.map { ($0, known[$0]!) })
     }
 
     /// The check did not run to a verdict (the hasher turned it away, or it failed): it counts for nothing.
