@@ -561,7 +561,7 @@ struct SignInTests {
                 return ["users": users]
             }
             let before = services.hasher.hashesMade
-            async let first = api.post("/api/v1/users/import", admin, rows("first", 30))
+            async let first = api.post("/api/v1/users/import", admin, rows("first", 60))
             try await Network.waitUntil("the import to hash", timeout: .seconds(30)) { services.hasher.hashesMade > before }
 
             let second = try await api.post("/api/v1/users/import", admin, rows("second", 1))
@@ -573,8 +573,10 @@ struct SignInTests {
             #expect(try await api.post("/api/v1/users/import?dryRun=true", other, rows("other", 1)).status == 200)
 
             let done = try await first
-            #expect(done.status == 200 && (done.json["created"] as? [[String: any Sendable]])?.count == 30, "\(done)")
-            // The turn is given back.
+            #expect(done.status == 200 && (done.json["created"] as? [[String: any Sendable]])?.count == 60, "\(done)")
+            // The turn is given back, also by an import refused.
+            let clash = try await api.post("/api/v1/users/import", admin, rows("first", 1))
+            #expect(clash.status == 422 && clash.code == "import_rejected", "\(clash)")
             #expect(try await api.post("/api/v1/users/import?dryRun=true", admin, rows("second", 1)).status == 200)
         }
     }
