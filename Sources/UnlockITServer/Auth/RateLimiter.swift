@@ -44,18 +44,21 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
     /// takes nothing.
     func take(_ key: Key, now: ContinuousClock.Instant) -> Refusal? {
         buckets.withLock { buckets in
-            var bucket = buckets[key].map { refilled($0, now: now) } ?? Bucket(tokens: burst, updated: now)
-            guard bucket.tokens >= 1 else {
-                let first = bucket.reported.map { $0.duration(to: now) >= .seconds(60) } ?? true
-                if first { bucket.reported = now }
-                buckets[key] = bucket
-                return Refusal(wait: .seconds((1 - bucket.tokens) / perSecond), isFirstInAMinute: first)
-            }
-            bucket.tokens -= 1
-            if buckets[key] == nil && buckets.count >= capacity { evict(&buckets, now: now) }
-            buckets[key] = bucket
-            return nil
+            if buckets.count >= capacity && buckets[key] == nil { evict(&buckets, now: now) }
+            // In place: the key is hashed once (an unlock's user id, on every unlock).
+            return spend(&buckets[key, default: Bucket(tokens: burst, updated: now)], now: now)
         }
+    }
+
+    private func spend(_ bucket: inout Bucket, now: ContinuousClock.Instant) -> Refusal? {
+        bucket = refilled(bucket, now: now)
+        guard bucket.tokens >= 1 else {
+            let first = bucket.reported.map { $0.duration(to: now) >= .seconds(60) } ?? true
+            if first { bucket.reported = now }
+            return Refusal(wait: .seconds((1 - bucket.tokens) / perSecond), isFirstInAMinute: first)
+        }
+        bucket.tokens -= 1
+        return nil
     }
 
     /// How many keys are remembered.
