@@ -102,10 +102,10 @@ struct AccessEndToEndTests {
             #expect(try await site.unlock(lock.id, token: other.token).status == 200)
             #expect(try await lock.stats()["openings"] == 3)
 
-            // Two granted, then one `throttled` for the three turned away.
+            // Two granted, then one `rate_limited` for the three turned away.
             let audit = try await site.api.get("/api/v1/audit?action=unlock&user=\(eager.id)", token: site.admin)
             let reasons = audit.items.compactMap { $0["reason"] as? String }
-            #expect(reasons == ["throttled", "granted", "granted"], "\(audit)")
+            #expect(reasons == ["rate_limited", "granted", "granted"], "\(audit)")
         }
     }
 

@@ -123,7 +123,9 @@ import UnlockITStore
             let log = try await api.get("/api/v1/audit?action=unlock&limit=100", admin)
             let reasons = log.items.compactMap { $0["reason"] as? String }
             #expect(reasons.filter { $0 == "broker_unavailable" }.count == 6)
-            #expect(reasons.filter { $0 == "throttled" }.count == 1)
+            // A reason of its own: not the pause for denials' `throttled`.
+            #expect(reasons.filter { $0 == "rate_limited" }.count == 1)
+            #expect(!reasons.contains("throttled"))
         }
     }
 }

@@ -29,7 +29,10 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case password
     case oidc
     case wrongPassword = "wrong_password"
+    /// Sign-ins, password changes or unlocks paused after too many failures or denials.
     case throttled
+    /// Unlocks paused for a user over their rate of attempts, whatever the attempts' outcomes.
+    case rateLimited = "rate_limited"
     case resetByAdmin = "reset_by_admin"
     /// An OpenID Connect issuer not configured for the user's company vouched for them.
     case issuerNotTrusted = "issuer_not_trusted"

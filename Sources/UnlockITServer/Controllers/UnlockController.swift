@@ -56,18 +56,18 @@ struct UnlockController {
             throw APIError.tooManyDeniedUnlocks(retryAfter: wait)
         }
         // Before the attempt is counted: one the server turns away for its own reasons costs the
-        // user nothing, and the `throttled` event below has room too.
+        // user nothing, and the `rate_limited` event below has room too.
         guard services.store.auditHasRoom else {
             services.logger.warning("unlock refused: the audit log's write queue is full")
             throw APIError.auditBehind
         }
         if let refusal = services.unlockLimiter.take(user.id, now: start) {
-            services.metrics.unlock(outcome: AuditReason.throttled.rawValue, duration: start.duration(to: .now))
+            services.metrics.unlock(outcome: AuditReason.rateLimited.rawValue, duration: start.duration(to: .now))
             // Recorded once a minute while the user keeps trying, not for each attempt turned away.
             if refusal.isFirstInAMinute {
                 services.logger.notice("unlocks paused for a user over their rate", metadata: ["user": "\(user.id)"])
                 services.store.enqueue(
-                    services.audit(.unlock, by: user, company: user.companyID, outcome: .denied, reason: .throttled, lock: lockID, room: nil))
+                    services.audit(.unlock, by: user, company: user.companyID, outcome: .denied, reason: .rateLimited, lock: lockID, room: nil))
             }
             throw APIError.tooManyUnlocks(retryAfter: refusal.wait)
         }
