@@ -9,8 +9,13 @@ public final class ScriptedHTTPServer: Sendable {
     public let port: Int
     private let fd: Int32
     private let acceptedCount = Atomic<Int>(0)
+    private let received = Mutex<[String]>([])
     /// How many connections were accepted.
     public var accepted: Int { acceptedCount.load(ordering: .relaxed) }
+    /// The requests read so far, each its head and body. A port is handed out again once freed, so
+    /// a connection meant for another test's server that stopped may land here: tests that count
+    /// requests count those they can tell as their own.
+    public var requests: [String] { received.withLock { $0 } }
 
     /// `answer` gets the request: its head (the request line and headers) and its body.
     public init(answer: @escaping @Sendable (_ request: String) -> String?) throws {
@@ -21,7 +26,9 @@ public final class ScriptedHTTPServer: Sendable {
                 let client = Glibc.accept(fd, nil, nil)
                 guard client >= 0 else { return }
                 acceptedCount.add(1, ordering: .relaxed)
-                if let reply = answer(Self.readRequest(client)) {
+                let request = Self.readRequest(client)
+                received.withLock { $0.append(request) }
+                if let reply = answer(request) {
                     let bytes = Array(reply.utf8)
                     _ = Glibc.send(client, bytes, bytes.count, Int32(MSG_NOSIGNAL))
                 }

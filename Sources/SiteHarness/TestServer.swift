@@ -44,7 +44,9 @@ public final class TestServer: Sendable {
         return server
     }
 
-    public func waitUntilHealthy(timeout: Duration = .seconds(15)) async throws {
+    /// The default is long: the suite's first seconds load both cores, and a server started then
+    /// once took over 15 s to report healthy on a freshly built clone.
+    public func waitUntilHealthy(timeout: Duration = .seconds(60)) async throws {
         try await Network.waitUntil("the server to be healthy", timeout: timeout) {
             (try? await api.get("/healthz").status) == 200
         }
