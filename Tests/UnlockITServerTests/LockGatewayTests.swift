@@ -500,14 +500,8 @@ import UnlockITCore
         #expect(text.contains("unlockit_mqtt_malformed_messages_total 4"))
     }
 
-    final class LogLines: TextOutputStream, @unchecked Sendable {
-        private let lines = Mutex<[String]>([])
-        func write(_ string: String) { lines.withLock { $0.append(string) } }
-        var written: [String] { lines.withLock { $0 } }
-    }
-
     @Test func aLockThatFlipsItsStatusOverAndOverWritesTenLinesAMinuteAndTheGaugeFollowsEveryFlip() {
-        let lines = LogLines()
+        let lines = LazyMetadataLogHandlerTests.Capture()
         let metrics = ServerMetrics()
         let logger = Logger(label: "test") { StreamLogHandler(label: $0, stream: lines, metadataProvider: nil) }
         let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: logger)
