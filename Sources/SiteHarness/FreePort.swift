@@ -64,14 +64,4 @@ public enum Network {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return address
     }
-
-    /// Polls `condition` every 20 ms until it holds or `timeout` passes.
-    public static func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw HarnessError("timed out after \(timeout) waiting for \(what)")
-    }
 }
