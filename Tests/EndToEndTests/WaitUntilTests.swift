@@ -39,7 +39,10 @@ import Testing
         let clock = ScriptedClock { $0 == 1 ? .seconds(6) : .zero }
         let looks = Mutex(0)
         try await Network.waitUntil("the third look", timeout: .seconds(1), clock: clock) {
-            looks.withLock { $0 += 1; return $0 == 3 }
+            looks.withLock { looks in
+                looks += 1
+                return looks == 3
+            }
         }
         #expect(looks.withLock { $0 } == 3)
         #expect(clock.elapsed > .seconds(6))
