@@ -32,37 +32,59 @@ import UnlockITCore
 
         var commands: [Command] { sent.withLock { $0.compactMap { try? Command.decode($0.payload) } } }
 
-        /// Timers run when the test says so: no test depends on how fast the machine is.
-        private let timers = Mutex<[(delay: Duration, action: @Sendable () -> Void)]>([])
+        /// Timers run when the test says so: no test depends on how fast the machine is. Once the
+        /// test has given up (``giveUp()``), every timer fires at once, pending or still to come.
+        private let timers = Mutex<(pending: [(delay: Duration, action: @Sendable () -> Void)], givenUp: Bool)>(([], false))
 
         func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-            timers.withLock { $0.append((delay, action)) }
+            let now = timers.withLock { timers in
+                if !timers.givenUp { timers.pending.append((delay, action)) }
+                return timers.givenUp
+            }
+            if now { Task { action() } }
         }
 
-        var scheduledDelays: [Duration] { timers.withLock { $0.map(\.delay) } }
+        var scheduledDelays: [Duration] { timers.withLock { $0.pending.map(\.delay) } }
 
         func fireTimers() {
             let due = timers.withLock { timers in
-                defer { timers.removeAll() }
-                return timers.map(\.action)
+                defer { timers.pending.removeAll() }
+                return timers.pending.map(\.action)
             }
             for action in due { action() }
         }
 
-        /// Fires every timer from `after` on, so that a test that fails midway still ends: its
-        /// pending unlocks time out instead of waiting for answers that will never come.
-        func failsafe(after: Duration = .seconds(5)) -> Task<Void, any Error> {
-            Task {
+        /// The lock goes silent for good: every unlock and activation still waiting times out now,
+        /// and every later one at once. A test that fails midway calls it, so that it ends instead of
+        /// waiting at the end of its scope for an `async let` whose answer will never come.
+        func giveUp() {
+            timers.withLock { $0.givenUp = true }
+            fireTimers()
+        }
+
+        /// Gives up (``giveUp()``), and returns the failure to throw.
+        func failure(_ description: String) -> Failure {
+            giveUp()
+            return Failure(description)
+        }
+
+        /// Gives up on the test's behalf if it is still running after `after`, a bound far beyond
+        /// any wait of a passing test: a gateway that never ends an unlock fails its test instead of
+        /// hanging the suite. It ends with the link.
+        func failsafe(after: Duration = .seconds(60)) {
+            Task { [weak self] in
                 try await Task.sleep(for: after)
-                while true {
-                    fireTimers()
-                    try await Task.sleep(for: .milliseconds(50))
-                }
+                self?.giveUp()
             }
         }
 
         func waitForCommand(_ count: Int) async throws -> Command {
-            try await Network.waitUntil("command \(count)", timeout: .seconds(5)) { self.commands.count >= count }
+            do {
+                try await Network.waitUntil("command \(count)", timeout: .seconds(5)) { self.commands.count >= count }
+            } catch {
+                giveUp()
+                throw error
+            }
             return commands[count - 1]
         }
     }
@@ -77,6 +99,7 @@ import UnlockITCore
     /// give their own.
     func gateway(timeout: Duration = .seconds(10), metrics: ServerMetrics = ServerMetrics()) -> (LockGateway, FakeLink) {
         let link = FakeLink()
+        link.failsafe()
         let gateway = LockGateway(link: link, timeout: timeout, metrics: metrics, logger: Logger(label: "test"))
         for id in [lock, other] {
             gateway.handle(MQTTMessage(topic: Topics.status(id), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
@@ -91,12 +114,12 @@ import UnlockITCore
     @Test func anUnlockRunsChallengeRespondResultAndIgnoresOtherLocksAnswers() async throws {
         let (gateway, link) = gateway()
         async let outcome = gateway.unlock(lock, key: key)
-        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
         let nonce = Block128.random()
         // Another lock answering with the same req is ignored: it cannot speak for this one.
         answer(gateway, from: other, .nonce(req: req, nonce: .random()))
         answer(gateway, from: lock, .nonce(req: req, nonce: nonce))
-        guard case .respond(let respondReq, let response) = try await link.waitForCommand(2) else { throw Failure("expected a respond") }
+        guard case .respond(let respondReq, let response) = try await link.waitForCommand(2) else { throw link.failure("expected a respond") }
         #expect(respondReq == req)
         #expect(response == AES128.encrypt(nonce, key: key))
         answer(gateway, from: other, .result(req: req, granted: false, reason: .badResponse))
@@ -107,7 +130,7 @@ import UnlockITCore
     @Test func aDuplicateNonceIsDroppedNotTakenForTheResult() async throws {
         let (gateway, link) = gateway()
         async let outcome = gateway.unlock(lock, key: key)
-        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
         let nonce = Block128.random()
         answer(gateway, from: lock, .nonce(req: req, nonce: nonce))
         _ = try await link.waitForCommand(2)
@@ -121,7 +144,7 @@ import UnlockITCore
     @Test func aNonceTooCloseToTheDeadlineIsNotAnswered() async throws {
         let (gateway, link) = gateway(timeout: .milliseconds(500))
         async let outcome = gateway.unlock(lock, key: key)
-        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
         try await Task.sleep(for: .milliseconds(470))  // past the last tenth of the 500 ms
         answer(gateway, from: lock, .nonce(req: req, nonce: .random()))
         link.fireTimers()
@@ -136,7 +159,7 @@ import UnlockITCore
 
         // Timed out after the respond went out: the lock may still open, and says so.
         async let outcome = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
-        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
         answer(gateway, from: lock, .nonce(req: req, nonce: .random()))
         _ = try await link.waitForCommand(2)
         link.fireTimers()
@@ -151,14 +174,14 @@ import UnlockITCore
 
         // A late denial opened nothing; a timeout before any respond cannot have opened anything.
         async let denied = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
-        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw link.failure("expected a challenge") }
         answer(gateway, from: lock, .nonce(req: req2, nonce: .random()))
         _ = try await link.waitForCommand(4)
         link.fireTimers()
         #expect(await denied == .lockTimeout)
         answer(gateway, from: lock, .result(req: req2, granted: false, reason: .expired))
         async let silent = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
-        guard case .challenge(let req3) = try await link.waitForCommand(5) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req3) = try await link.waitForCommand(5) else { throw link.failure("expected a challenge") }
         link.fireTimers()
         #expect(await silent == .lockTimeout)
         answer(gateway, from: lock, .result(req: req3, granted: true, reason: nil))
@@ -166,7 +189,7 @@ import UnlockITCore
 
         // The watch ends: after its window a result is only counted as unexpected.
         async let forgotten = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
-        guard case .challenge(let req4) = try await link.waitForCommand(6) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req4) = try await link.waitForCommand(6) else { throw link.failure("expected a challenge") }
         answer(gateway, from: lock, .nonce(req: req4, nonce: .random()))
         _ = try await link.waitForCommand(7)
         link.fireTimers()
@@ -183,7 +206,7 @@ import UnlockITCore
         // The respond is out when the broker disconnects the lock (a new password): the door may
         // have opened, and its result can still come in.
         async let outcome = gateway.unlock(lock, key: key) { reported.withLock { $0 += 1 } }
-        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
         answer(gateway, from: lock, .nonce(req: req, nonce: .random()))
         _ = try await link.waitForCommand(2)
         gateway.brokerDisconnected(lock)
@@ -194,7 +217,7 @@ import UnlockITCore
         // Offline before any respond: nothing can have opened, nothing is watched for.
         gateway.handle(MQTTMessage(topic: Topics.status(other), payload: LockStatus(online: true, activated: true).encoded()))
         async let early = gateway.unlock(other, key: key) { reported.withLock { $0 += 1 } }
-        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw link.failure("expected a challenge") }
         gateway.handle(MQTTMessage(topic: Topics.status(other), payload: LockStatus(online: false).encoded()))
         #expect(await early == .lockOffline)
         answer(gateway, from: other, .result(req: req2, granted: true, reason: nil))
@@ -279,8 +302,6 @@ import UnlockITCore
 
     @Test func theLastWillEndsAnUnlockWaitingForItsTurnAtOnceToo() async throws {
         let (gateway, link) = gateway(timeout: .seconds(10))
-        let failsafe = link.failsafe(after: .seconds(2))
-        defer { failsafe.cancel() }
         async let first = gateway.unlock(lock, key: key)
         _ = try await link.waitForCommand(1)
         async let second = gateway.unlock(lock, key: key)
@@ -294,12 +315,10 @@ import UnlockITCore
 
     @Test func theNextUnlockOfALockAsksAsSoonAsThePreviousRespondIsSent() async throws {
         let (gateway, link) = gateway()
-        let failsafe = link.failsafe()
-        defer { failsafe.cancel() }
         // Even when handing the respond over is slow, the next challenge does not overtake it.
         link.respondDelay.withLock { $0 = 0.1 }
         async let first = gateway.unlock(lock, key: key)
-        guard case .challenge(let req1) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req1) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
         async let second = gateway.unlock(lock, key: key)
         try await Task.sleep(for: .milliseconds(100))
         // The lock keeps one pending challenge: the second waits while the first's is pending.
@@ -307,14 +326,14 @@ import UnlockITCore
         answer(gateway, from: lock, .nonce(req: req1, nonce: .random()))
         // The first's respond goes out, and right behind it (the same topic, so in this order at
         // the lock) the second's challenge, before the first's result has come back.
-        guard case .respond(let respondReq, _) = try await link.waitForCommand(2) else { throw Failure("expected the first respond") }
+        guard case .respond(let respondReq, _) = try await link.waitForCommand(2) else { throw link.failure("expected the first respond") }
         #expect(respondReq == req1)
-        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw Failure("expected the second challenge") }
+        guard case .challenge(let req2) = try await link.waitForCommand(3) else { throw link.failure("expected the second challenge") }
         #expect(req2 != req1)
         answer(gateway, from: lock, .result(req: req1, granted: true, reason: nil))
         #expect(await first == .granted)
         answer(gateway, from: lock, .nonce(req: req2, nonce: .random()))
-        guard case .respond(let respondReq2, _) = try await link.waitForCommand(4) else { throw Failure("expected the second respond") }
+        guard case .respond(let respondReq2, _) = try await link.waitForCommand(4) else { throw link.failure("expected the second respond") }
         #expect(respondReq2 == req2)
         answer(gateway, from: lock, .result(req: req2, granted: false, reason: .badResponse))
         #expect(await second == .lockDenied)
@@ -323,22 +342,20 @@ import UnlockITCore
 
     @Test func anUnlockThatNeverRespondsPassesTheLockOnWhenItEnds() async throws {
         let (gateway, link) = gateway()
-        let failsafe = link.failsafe()
-        defer { failsafe.cancel() }
         async let first = gateway.unlock(lock, key: key)
-        guard case .challenge(let req1) = try await link.waitForCommand(1) else { throw Failure("expected a challenge") }
+        guard case .challenge(let req1) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
         async let second = gateway.unlock(lock, key: key)
         try await Task.sleep(for: .milliseconds(100))
         #expect(link.commands.count == 1)
         // No nonce: the first times out, and only then does the second ask.
         link.fireTimers()
         #expect(await first == .lockTimeout)
-        guard case .challenge(let req2) = try await link.waitForCommand(2) else { throw Failure("expected the second challenge") }
+        guard case .challenge(let req2) = try await link.waitForCommand(2) else { throw link.failure("expected the second challenge") }
         #expect(req2 != req1)
         // A late nonce for the first is not answered: its wait is over.
         answer(gateway, from: lock, .nonce(req: req1, nonce: .random()))
         answer(gateway, from: lock, .nonce(req: req2, nonce: .random()))
-        guard case .respond(let respondReq, _) = try await link.waitForCommand(3) else { throw Failure("expected a respond") }
+        guard case .respond(let respondReq, _) = try await link.waitForCommand(3) else { throw link.failure("expected a respond") }
         #expect(respondReq == req2)
         answer(gateway, from: lock, .result(req: req2, granted: true, reason: nil))
         #expect(await second == .granted)
@@ -351,7 +368,7 @@ import UnlockITCore
         let activation = Task {
             try await gateway.activate(lock, setupCode: .random(), pending: { nil }) { _ in Issue.record("a key of the wrong code was held") }
         }
-        guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        guard case .activate(let req) = try await link.waitForCommand(1) else { throw link.failure("expected activate") }
         let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
         answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
         await #expect(throws: ActivationFailure.setupCodeMismatch) { _ = try await activation.value }
@@ -362,10 +379,10 @@ import UnlockITCore
         let (gateway, link) = gateway()
         let code = SetupCode.random()
         let activation = Task { try await gateway.activate(lock, setupCode: code, pending: { nil }) { _ in } }
-        guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        guard case .activate(let req) = try await link.waitForCommand(1) else { throw link.failure("expected activate") }
         let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
         answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
-        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw Failure("expected a challenge") }
+        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw link.failure("expected a challenge") }
         // The window closed in between: a lock that is not activated takes no challenge outside it.
         answer(gateway, from: lock, .error(req: challenge, reason: .notActivated))
         await #expect(throws: ActivationFailure.notInPairingMode) { _ = try await activation.value }
@@ -379,14 +396,14 @@ import UnlockITCore
         let first = Task {
             try await gateway.activate(lock, setupCode: code, pending: { nil }) { pairing in held.withLock { $0 = pairing } }
         }
-        guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        guard case .activate(let req) = try await link.waitForCommand(1) else { throw link.failure("expected activate") }
         let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
         answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
-        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw Failure("expected a challenge") }
+        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw link.failure("expected a challenge") }
         // The key is held before the lock can be asked to commit.
         #expect(held.withLock { $0?.key.bytes } == key.bytes)
         answer(gateway, from: lock, .nonce(req: challenge, nonce: .random()))
-        guard case .confirm = try await link.waitForCommand(3) else { throw Failure("expected a confirm") }
+        guard case .confirm = try await link.waitForCommand(3) else { throw link.failure("expected a confirm") }
         // The lock commits, but its result never arrives.
         link.fireTimers()
         await #expect(throws: ActivationFailure.lockTimeout) { _ = try await first.value }
@@ -395,12 +412,12 @@ import UnlockITCore
         let second = Task {
             try await gateway.activate(lock, setupCode: code, pending: { pending }) { _ in Issue.record("nothing new to hold") }
         }
-        guard case .activate(let again) = try await link.waitForCommand(4) else { throw Failure("expected activate") }
+        guard case .activate(let again) = try await link.waitForCommand(4) else { throw link.failure("expected activate") }
         answer(gateway, from: lock, .error(req: again, reason: .alreadyActivated))
-        guard case .challenge(let proof) = try await link.waitForCommand(5) else { throw Failure("expected a challenge") }
+        guard case .challenge(let proof) = try await link.waitForCommand(5) else { throw link.failure("expected a challenge") }
         let nonce = Block128.random()
         answer(gateway, from: lock, .nonce(req: proof, nonce: nonce))
-        guard case .confirm(let confirmReq, let response) = try await link.waitForCommand(6) else { throw Failure("expected a confirm") }
+        guard case .confirm(let confirmReq, let response) = try await link.waitForCommand(6) else { throw link.failure("expected a confirm") }
         #expect(confirmReq == proof)
         #expect(response == AES128.encrypt(nonce, key: key))
         answer(gateway, from: lock, .result(req: proof, granted: true, reason: nil))
@@ -409,8 +426,6 @@ import UnlockITCore
 
     @Test func anAttemptWaitingBehindAnotherFinishesWithTheKeyThatOneHeld() async throws {
         let (gateway, link) = gateway()
-        let failsafe = link.failsafe()
-        defer { failsafe.cancel() }
         let code = SetupCode.random()
         // Shared by both attempts, as the store is: one holds into it, the other reads from it.
         final class Store: Sendable { let held = Mutex<PendingPairing?>(nil) }
@@ -418,7 +433,7 @@ import UnlockITCore
         let first = Task {
             try await gateway.activate(lock, setupCode: code, pending: { nil }) { pairing in store.held.withLock { $0 = pairing } }
         }
-        guard case .activate(let req) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        guard case .activate(let req) = try await link.waitForCommand(1) else { throw link.failure("expected activate") }
         // A second attempt arrives before the first has held anything, and waits for its turn.
         let second = Task {
             try await gateway.activate(lock, setupCode: code, pending: { store.held.withLock { $0 } }) { _ in Issue.record("nothing new to hold") }
@@ -426,20 +441,20 @@ import UnlockITCore
         try await Task.sleep(for: .milliseconds(50))
         let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
         answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
-        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw Failure("expected a challenge") }
+        guard case .challenge(let challenge) = try await link.waitForCommand(2) else { throw link.failure("expected a challenge") }
         answer(gateway, from: lock, .nonce(req: challenge, nonce: .random()))
-        guard case .confirm = try await link.waitForCommand(3) else { throw Failure("expected a confirm") }
+        guard case .confirm = try await link.waitForCommand(3) else { throw link.failure("expected a confirm") }
         // The lock commits, but the first attempt's result never arrives.
         link.fireTimers()
         await #expect(throws: ActivationFailure.lockTimeout) { _ = try await first.value }
 
         // The second, now with the turn, finds the lock activated and proves it holds the first's key.
-        guard case .activate(let again) = try await link.waitForCommand(4) else { throw Failure("expected activate") }
+        guard case .activate(let again) = try await link.waitForCommand(4) else { throw link.failure("expected activate") }
         answer(gateway, from: lock, .error(req: again, reason: .alreadyActivated))
-        guard case .challenge(let proof) = try await link.waitForCommand(5) else { throw Failure("expected a challenge") }
+        guard case .challenge(let proof) = try await link.waitForCommand(5) else { throw link.failure("expected a challenge") }
         let nonce = Block128.random()
         answer(gateway, from: lock, .nonce(req: proof, nonce: nonce))
-        guard case .confirm(_, let response) = try await link.waitForCommand(6) else { throw Failure("expected a confirm") }
+        guard case .confirm(_, let response) = try await link.waitForCommand(6) else { throw link.failure("expected a confirm") }
         #expect(response == AES128.encrypt(nonce, key: key))
         answer(gateway, from: lock, .result(req: proof, granted: true, reason: nil))
         #expect(try await second.value.bytes == key.bytes)
@@ -455,23 +470,23 @@ import UnlockITCore
 
         // Another code: refused before anything is asked of the lock.
         let wrongCode = attempt(.random(), pending: pending)
-        guard case .activate(let req1) = try await link.waitForCommand(1) else { throw Failure("expected activate") }
+        guard case .activate(let req1) = try await link.waitForCommand(1) else { throw link.failure("expected activate") }
         answer(gateway, from: lock, .error(req: req1, reason: .alreadyActivated))
         await #expect(throws: ActivationFailure.setupCodeMismatch) { _ = try await wrongCode.value }
         #expect(link.commands.count == 1)
 
         // Nothing pending: an activated lock stays what it is.
         let nothing = attempt(code, pending: nil)
-        guard case .activate(let req2) = try await link.waitForCommand(2) else { throw Failure("expected activate") }
+        guard case .activate(let req2) = try await link.waitForCommand(2) else { throw link.failure("expected activate") }
         answer(gateway, from: lock, .error(req: req2, reason: .alreadyActivated))
         await #expect(throws: ActivationFailure.alreadyActivated) { _ = try await nothing.value }
         #expect(link.commands.count == 2)
 
         // The lock refuses the proof (it was activated with another key): still already activated.
         let otherKey = attempt(code, pending: pending)
-        guard case .activate(let req3) = try await link.waitForCommand(3) else { throw Failure("expected activate") }
+        guard case .activate(let req3) = try await link.waitForCommand(3) else { throw link.failure("expected activate") }
         answer(gateway, from: lock, .error(req: req3, reason: .alreadyActivated))
-        guard case .challenge(let proof) = try await link.waitForCommand(4) else { throw Failure("expected a challenge") }
+        guard case .challenge(let proof) = try await link.waitForCommand(4) else { throw link.failure("expected a challenge") }
         answer(gateway, from: lock, .nonce(req: proof, nonce: .random()))
         _ = try await link.waitForCommand(5)
         answer(gateway, from: lock, .result(req: proof, granted: false, reason: .badResponse))
