@@ -386,8 +386,7 @@ struct MQTTClientTests {
             try await client.waitUntilConnected(timeout: .seconds(5))
             await client.shutdown()
             // Polled, not awaited: a stream that never ends must fail this test, not hang it.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ended.get() < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            try? await Network.waitUntil("both streams to end", timeout: .seconds(10)) { ended.get() >= 2 }
             #expect(ended.get() == 2)
             let waited = ContinuousClock.now
             await #expect(throws: MQTTError.shutDown) { try await client.waitUntilConnected(timeout: .seconds(30)) }

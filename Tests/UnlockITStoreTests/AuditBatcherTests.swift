@@ -1,4 +1,5 @@
 import Foundation
+import SiteHarness
 import Synchronization
 import Testing
 import UnlockITCore
@@ -39,10 +40,10 @@ import UnlockITCore
             }
         }
 
-        /// Waits (up to 5 s) until `count` events are written.
-        func waitForWritten(_ count: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(5)
-            while written.count < count && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        /// Waits (up to 5 s of the test's own time) until `count` events are written; the test then
+        /// checks what was.
+        func waitForWritten(_ count: Int) async {
+            try? await Network.waitUntil("\(count) events written", timeout: .seconds(5)) { written.count >= count }
         }
     }
 
@@ -89,7 +90,7 @@ import UnlockITCore
         #expect(failures.load(ordering: .relaxed) >= 1)
         // The disk recovers; the retries go on by themselves and write everything once, in order.
         disk.setFailing(false)
-        try await disk.waitForWritten(3)
+        await disk.waitForWritten(3)
         #expect(disk.written == ["a", "b", "c"])
         try await batcher.flush()
     }
@@ -148,7 +149,7 @@ import UnlockITCore
         let disk = Disk()
         let batcher = AuditBatcher(linger: Self.forever) { try disk.commit($0) }
         for index in 0..<1000 { batcher.enqueue(event("e\(index)")) }
-        try await disk.waitForWritten(1000)
+        await disk.waitForWritten(1000)
         #expect(disk.written.count == 1000)
     }
 
@@ -156,7 +157,7 @@ import UnlockITCore
         let disk = Disk()
         let batcher = AuditBatcher(linger: .milliseconds(10)) { try disk.commit($0) }
         for tag in ["a", "b", "c"] { batcher.enqueue(event(tag)) }
-        try await disk.waitForWritten(3)
+        await disk.waitForWritten(3)
         #expect(disk.written == ["a", "b", "c"])
     }
 
