@@ -61,15 +61,30 @@ public final class MQTTEventLoop: Sendable {
         self.logger = logger
         self.resolver = resolver
         self.housekeepingInterval = housekeepingInterval
-        let thread = Thread { [self] in self.run() }
-        thread.start()
-        // After start(), from here: Foundation passes a thread's name to the kernel (where `top -H`,
-        // `perf` and /proc show it) only once start() has recorded the thread it made. Set by the
-        // thread itself, the name raced with that, and the loop sometimes kept its parent's name.
-        // Linux keeps 15 bytes of it and refuses a longer one outright.
+        // The thread writes its own name to the kernel (where `top -H`, `perf` and /proc show it)
+        // before anything else, and the loop exists only once it has. Foundation's `Thread.name`,
+        // set from inside the thread or after `start()`, still left the thread with its parent's
+        // name at times (two runs in five of the test). Linux keeps 15 bytes of a name.
         var kept = Substring(name)
         while kept.utf8.count > 15 { kept.removeLast() }
-        thread.name = String(kept)
+        let threadName = String(kept)
+        let named = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            Self.nameCurrentThread(threadName)
+            named.signal()
+            self.run()
+        }
+        thread.start()
+        named.wait()
+    }
+
+    /// Gives the calling thread `name` in the kernel, through /proc (Glibc does not bring
+    /// `pthread_setname_np` to Swift).
+    private static func nameCurrentThread(_ name: String) {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = name.withCString { write(fd, $0, strlen($0)) }
     }
 
     var isLoopThread: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }
