@@ -272,7 +272,7 @@ struct LockProtocolEndToEndTests {
                 configuration: MQTTClientConfiguration(
                     host: "127.0.0.1", port: site.broker.port, clientID: lockA.id, username: lockA.id, password: passwordA))
             impostor.start()
-            try await impostor.waitUntilConnected(timeout: .seconds(5))
+            try await impostor.waitUntilConnected(timeout: .seconds(30))
             // Its own command topic: allowed. Another lock's: refused by the broker.
             try await impostor.subscribe(Topics.command(LockID(lockA.id)!))
             await #expect(throws: MQTTError.subscriptionRefused(Topics.command(b))) { try await impostor.subscribe(Topics.command(b)) }

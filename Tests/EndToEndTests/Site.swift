@@ -105,7 +105,7 @@ struct Site {
                 host: "127.0.0.1", port: broker.port, clientID: "\(name)-\(UUID().uuidString.prefix(6))", username: "tester",
                 password: "superuser password"))
         client.start()
-        try await client.waitUntilConnected(timeout: .seconds(5))
+        try await client.waitUntilConnected(timeout: .seconds(30))
         return client
     }
 

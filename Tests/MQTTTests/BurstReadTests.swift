@@ -42,7 +42,7 @@ struct MQTTBurstReadTests {
             let single = try receiver("single", bursts: false)
             let sender = try fixture.client("sender")
             for client in [bursting, single, sender] { client.start() }
-            for client in [bursting, single, sender] { try await client.waitUntilConnected(timeout: .seconds(5)) }
+            for client in [bursting, single, sender] { try await client.waitUntilConnected(timeout: .seconds(30)) }
             try await Task.sleep(for: .milliseconds(300))  // the subscriptions' SUBACKs
 
             // Hold the loop up while every message reaches both receivers' sockets.
@@ -87,7 +87,7 @@ struct MQTTBurstReadTests {
             answering.set(receiver)
             let sender = try fixture.client("answer-sender")
             for client in [receiver, sender] { client.start() }
-            for client in [receiver, sender] { try await client.waitUntilConnected(timeout: .seconds(5)) }
+            for client in [receiver, sender] { try await client.waitUntilConnected(timeout: .seconds(30)) }
             for index in 0..<500 { try receiver.publish(topic: "test/warm-up", payload: Array("\(index)".utf8), qos: .atMostOnce) }
             try await Task.sleep(for: .milliseconds(300))  // the SUBACK, and the warm-up written out
 

@@ -25,7 +25,7 @@ struct MQTTDescriptorTests {
             var clients: [MQTTClient] = []
             for index in 0..<count { clients.append(try fixture.client("fd-\(index)", loop: loop)) }
             for client in clients { client.start() }
-            for client in clients { try await client.waitUntilConnected(timeout: .seconds(10)) }
+            for client in clients { try await client.waitUntilConnected(timeout: .seconds(30)) }
             let after = try OpenDescriptors.now()
             let sockets = after.connections(to: fixture.broker.port) - before.connections(to: fixture.broker.port)
             let others = after.otherThanTCP - before.otherThanTCP

@@ -53,8 +53,8 @@ struct MQTTClientTests {
             let sender = try fixture.client("sender")
             receiver.start()
             sender.start()
-            try await receiver.waitUntilConnected(timeout: .seconds(5))
-            try await sender.waitUntilConnected(timeout: .seconds(5))
+            try await receiver.waitUntilConnected(timeout: .seconds(30))
+            try await sender.waitUntilConnected(timeout: .seconds(30))
             try await Task.sleep(for: .milliseconds(200))  // the subscription's SUBACK
             for index in 0..<100 { try sender.publish(topic: "test/\(index)", payload: Array("message \(index)".utf8)) }
             var received: [String] = []
@@ -82,7 +82,7 @@ struct MQTTClientTests {
             let sender = try fixture.client("qos-sender")
             for client in [atMostOnce, atLeastOnce, sender] {
                 client.start()
-                try await client.waitUntilConnected(timeout: .seconds(5))
+                try await client.waitUntilConnected(timeout: .seconds(30))
             }
             // A subscription made at run time asks for the same QoS as the configured ones.
             try await atMostOnce.subscribe("test/qos/later")
@@ -133,7 +133,7 @@ struct MQTTClientTests {
             let client = try fixture.client("lonely")
             #expect(throws: MQTTError.notConnected) { try client.publish(topic: "test/x", payload: [1]) }
             client.start()
-            try await client.waitUntilConnected(timeout: .seconds(5))
+            try await client.waitUntilConnected(timeout: .seconds(30))
             try client.publish(topic: "test/x", payload: [1])
             await client.shutdown()
             #expect(throws: MQTTError.shutDown) { try client.publish(topic: "test/x", payload: [1]) }
@@ -193,7 +193,7 @@ struct MQTTClientTests {
                 delivery: .handler { message in received.set(received.get() + [String(decoding: message.payload, as: UTF8.self)]) },
                 onConnectionEvent: { event in events.set(events.get() + [event]) })
             receiver.start()
-            try await receiver.waitUntilConnected(timeout: .seconds(5))
+            try await receiver.waitUntilConnected(timeout: .seconds(30))
 
             try await fixture.broker.restart()
             try await Network.waitUntil("a reconnect") { events.get().filter { $0 == .connected }.count == 2 }
@@ -201,7 +201,7 @@ struct MQTTClientTests {
 
             let sender = try fixture.client("sender-2")
             sender.start()
-            try await sender.waitUntilConnected(timeout: .seconds(5))
+            try await sender.waitUntilConnected(timeout: .seconds(30))
             try await Network.waitUntil("the message after the restart") {
                 try sender.publish(topic: "test/after", payload: Array("hello again".utf8))
                 return received.get().contains("hello again")
@@ -215,13 +215,13 @@ struct MQTTClientTests {
         try await Fixture.with { fixture in
             let watcher = try fixture.client("watcher", subscriptions: ["test/will/#"])
             watcher.start()
-            try await watcher.waitUntilConnected(timeout: .seconds(5))
+            try await watcher.waitUntilConnected(timeout: .seconds(30))
             try await Task.sleep(for: .milliseconds(200))
 
             // A clean shutdown sends DISCONNECT: the broker discards the will.
             let polite = try fixture.client("polite", will: MQTTMessage(topic: "test/will/polite", payload: Array("gone".utf8)))
             polite.start()
-            try await polite.waitUntilConnected(timeout: .seconds(5))
+            try await polite.waitUntilConnected(timeout: .seconds(30))
             await polite.shutdown()
 
             // A client whose process dies: the broker publishes its will.
@@ -241,7 +241,7 @@ struct MQTTClientTests {
 
             let probe = try fixture.client("probe")
             probe.start()
-            try await probe.waitUntilConnected(timeout: .seconds(5))
+            try await probe.waitUntilConnected(timeout: .seconds(30))
             try probe.publish(topic: "test/will/marker", payload: Array("marker".utf8))
             var topics: [String] = []
             for await message in watcher.messages {
@@ -271,7 +271,7 @@ struct MQTTClientTests {
             try await Task.sleep(for: .milliseconds(300))
             let sender = try fixture.client("many-sender")
             sender.start()
-            try await sender.waitUntilConnected(timeout: .seconds(5))
+            try await sender.waitUntilConnected(timeout: .seconds(30))
             for index in 0..<count { try sender.publish(topic: "test/many/\(index)", payload: [UInt8(index % 256)]) }
             try await Network.waitUntil("every client to receive its message") { received.get() == count }
             for client in clients { await client.shutdown() }
@@ -289,7 +289,7 @@ struct MQTTClientTests {
             client.start()
             try await Network.waitUntil("a refused attempt") { client.lastFailure == "Connection refused" }
             try await fixture.broker.restart(downtime: .zero)
-            try await client.waitUntilConnected(timeout: .seconds(10))
+            try await client.waitUntilConnected(timeout: .seconds(30))
             #expect(client.lastFailure == nil)
 
             let impostor = try MQTTClient(
@@ -353,7 +353,7 @@ struct MQTTClientTests {
             // A client with a loop of its own: its shutdown ends that loop.
             let client = try fixture.client("after-shutdown")
             client.start()
-            try await client.waitUntilConnected(timeout: .seconds(5))
+            try await client.waitUntilConnected(timeout: .seconds(30))
             await client.shutdown()
             await client.shutdown()
             await #expect(throws: MQTTError.shutDown) { try await client.subscribe("a/b") }
@@ -362,7 +362,7 @@ struct MQTTClientTests {
             let loop = MQTTEventLoop(name: "shut-first")
             let shared = try fixture.client("shared-after-shutdown", loop: loop)
             shared.start()
-            try await shared.waitUntilConnected(timeout: .seconds(5))
+            try await shared.waitUntilConnected(timeout: .seconds(30))
             await loop.shutdown()
             await shared.shutdown()
         }
@@ -383,7 +383,7 @@ struct MQTTClientTests {
                 ended.update { $0 += 1 }
             }
             client.start()
-            try await client.waitUntilConnected(timeout: .seconds(5))
+            try await client.waitUntilConnected(timeout: .seconds(30))
             await client.shutdown()
             // Polled, not awaited: a stream that never ends must fail this test, not hang it.
             try? await Network.waitUntil("both streams to end", timeout: .seconds(10)) { ended.get() >= 2 }
