@@ -75,7 +75,11 @@ public final class MQTTEventLoop: Sendable {
             self.run()
         }
         thread.start()
-        named.wait()
+        // Foundation's start() does not report a thread it could not create; the loop then never
+        // runs, as before, but the initialiser does not wait for it for good.
+        if named.wait(timeout: .now() + .seconds(30)) == .timedOut {
+            logger.error("the MQTT loop's thread did not start within 30 s", metadata: ["loop": "\(threadName)"])
+        }
     }
 
     /// Gives the calling thread `name` in the kernel, through /proc (Glibc does not bring

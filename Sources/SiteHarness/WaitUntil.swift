@@ -12,8 +12,8 @@ extension Network {
     /// late in the suite's first seconds on two cores. A wait that counted that time failed a
     /// condition that had had no chance to come true. So a poll whose sleep ends more than 100 ms late
     /// counts as one poll interval, and the condition is looked at once more when the time is up. Time
-    /// spent in the condition itself always counts, and the wait never lasts more than four times
-    /// `timeout` and 30 s in all.
+    /// spent in the condition itself always counts (a stall inside it too), and the wait stops once
+    /// four times `timeout` and 30 s have passed, after one more look.
     public static func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
         try await waitUntil(what, timeout: timeout, clock: ContinuousClock(), condition)
     }

@@ -68,13 +68,16 @@ import UnlockITCore
             return Failure(description)
         }
 
-        /// Gives up on the test's behalf if it is still running after `after`, a bound far beyond
-        /// any wait of a passing test: a gateway that never ends an unlock fails its test instead of
-        /// hanging the suite. It ends with the link.
-        func failsafe(after: Duration = .seconds(60)) {
+        /// Gives up on the test's behalf, and fails it, if it is still running after `after`: a
+        /// gateway that never ends an unlock fails its test instead of hanging the suite. The bound
+        /// is far beyond any passing test, whose waits for a command may take 50 s under stalls. It
+        /// ends with the link.
+        func failsafe(after: Duration = .seconds(300)) {
             Task { [weak self] in
                 try await Task.sleep(for: after)
-                self?.giveUp()
+                guard let self else { return }
+                Issue.record("the fake lock gave up after \(after): an unlock or activation never ended")
+                self.giveUp()
             }
         }
 
