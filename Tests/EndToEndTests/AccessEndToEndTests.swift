@@ -3,7 +3,7 @@ import SiteHarness
 import Testing
 
 /// The access rule with real locks: who opens what, and that a denied user causes no challenge.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct AccessEndToEndTests {
     @Test("Enough level opens; the room's list opens despite a low level; neither is denied with no challenge sent")
     func employeesAndRooms() async throws {

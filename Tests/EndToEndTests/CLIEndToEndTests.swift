@@ -5,7 +5,7 @@ import Testing
 
 /// The `unlockit` CLI as admins and employees use it, against a real server, mosquitto and lock,
 /// once in English and once in Danish, asserting the actual text.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct CLIEndToEndTests {
     /// One person's CLI: their own config folder (credentials file) and language.
     struct Person {

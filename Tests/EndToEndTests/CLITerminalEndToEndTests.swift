@@ -5,7 +5,7 @@ import Testing
 
 /// The CLI on a terminal of its own (a pseudo-terminal that is its controlling terminal, in a
 /// session of its own), for what only a terminal shows: prompts, echo, Ctrl-C.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct CLITerminalEndToEndTests {
     /// `unlockit` running on a fresh pseudo-terminal. The test keeps the terminal's other end open
     /// to type on it and to read its settings, also after the CLI is gone.

@@ -5,7 +5,7 @@ import Testing
 
 /// The processes the benchmark and the tests start end with them, even when they are killed
 /// outright and cannot stop their children themselves.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct ChildProcessEndToEndTests {
     struct Child {
         let pid: pid_t
@@ -30,7 +30,7 @@ struct ChildProcessEndToEndTests {
             try Binaries.path("unlockit-bench"), ["--smoke", "--hold", "--output", "\(scratch.path)/out"],
             environment: ["TMPDIR": "\(scratch.path)/"], name: "unlockit-bench")
         // Once it activates the locks, the broker, the server and the fleet are all running.
-        try await bench.waitForLine(containing: "activating locks", timeout: .seconds(120))
+        try await bench.waitForLine(containing: "activating locks", timeout: .seconds(300))
         let children = Self.children(of: bench.pid)
         // Should anything be left, it must not outlive the test.
         defer { for child in children where Self.isAlive(child) { kill(child.pid, SIGKILL) } }

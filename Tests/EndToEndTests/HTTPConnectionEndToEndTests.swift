@@ -4,7 +4,7 @@ import SiteHarness
 import Testing
 
 /// The server's HTTP connections against clients that go silent or send slowly.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct HTTPConnectionEndToEndTests {
     /// A plain TCP connection to the server, for writing partial requests.
     final class RawConnection {

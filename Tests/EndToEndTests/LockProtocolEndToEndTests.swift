@@ -7,7 +7,7 @@ import Testing
 import UnlockITCore
 
 /// The lock protocol end to end: a real mosquitto, a real server process and real lock processes.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct LockProtocolEndToEndTests {
     @Test("Activation: a wrong code is refused and leaves the lock pairable; pairing mode and re-activation are enforced")
     func activation() async throws {

@@ -3,7 +3,7 @@ import SiteHarness
 import Testing
 
 /// The simulator's own commands as a device's owner uses them, on real processes.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct LockSimulatorEndToEndTests {
     @Test("A factory reset waits for the lock to stop: refused while it runs, as is a second lock on the same flash")
     func resetNeedsAStoppedLock() async throws {

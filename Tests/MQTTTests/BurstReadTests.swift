@@ -5,7 +5,7 @@ import Testing
 @testable import MQTT
 
 /// How many packets a turn of the event loop reads from one socket.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct MQTTBurstReadTests {
     /// Runs `body` once `loop` is held up (its thread sleeps for half a second), so that what
     /// `body` sends waits in the receivers' sockets for the loop's next turns.

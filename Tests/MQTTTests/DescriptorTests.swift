@@ -4,7 +4,7 @@ import Testing
 @testable import MQTT
 
 /// What a client holds open, which decides how many locks one fleet process can run.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct MQTTDescriptorTests {
     @Test func theLibraryHereLetsTheSocketPairBeTakenAway() {
         #expect(SocketPair.isDetachable)

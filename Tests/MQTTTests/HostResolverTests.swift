@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// Broker host names are looked up off the event loop, once for all the clients that need them.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct HostResolverTests {
     /// A lookup that answers `answer` once `gate` lets it, and remembers what it was asked.
     final class FakeLookup: Sendable {

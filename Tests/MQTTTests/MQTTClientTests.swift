@@ -6,7 +6,7 @@ import Testing
 @testable import MQTT
 
 /// The client against a real mosquitto.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct MQTTClientTests {
     struct Fixture {
         let directory: TemporaryDirectory

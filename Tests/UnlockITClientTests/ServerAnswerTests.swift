@@ -7,7 +7,7 @@ import UnlockITLocalization
 @testable import UnlockITClient
 
 /// The CLI's HTTP client against answers the UnlockIT server never gives: a redirect, a proxy's error page.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct ServerAnswerTests {
     @Test func aRedirectIsNotFollowedSoTheBodyGoesNowhereElse() async throws {
         let elsewhere = try ScriptedHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}" }

@@ -11,7 +11,7 @@ import UnlockITStore
 /// authorizations, disabled users and retired locks; thousands of random (user, lock) unlock
 /// requests, with admin changes in between, each compared with an oracle written here, apart from
 /// the server's code.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct AccessModelTests {
     // MARK: The model
 

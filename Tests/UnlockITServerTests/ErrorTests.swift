@@ -7,7 +7,7 @@ import UnlockITStore
 @testable import UnlockITServer
 
 /// Bad input gets a clear 4xx problem+json with a stable code, never a 5xx, and changes nothing.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct ErrorTests {
     static let oneRow = #"{"users":[{"email":"new@b.test","name":"N","role":"employee","securityLevel":1,"oidcOnly":true}]}"#
 

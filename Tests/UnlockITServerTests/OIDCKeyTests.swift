@@ -7,7 +7,7 @@ import Testing
 
 /// An issuer's published keys as real providers publish them: RSA keys without `alg`, and keys the
 /// server cannot or must not verify with beside the signing ones.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct OIDCKeyTests {
     /// A test key (made for this test with `openssl genrsa 2048`; it protects nothing).
     static let pem = """

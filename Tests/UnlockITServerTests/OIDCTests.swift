@@ -8,7 +8,7 @@ import UnlockITCore
 @testable import UnlockITServer
 
 /// OpenID Connect sign-in against a key pair and JWKS the test makes itself.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct OIDCTests {
     static let issuer = "https://id.example.test"
     static let clientID = "unlockit-cli"

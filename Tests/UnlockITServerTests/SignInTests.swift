@@ -10,7 +10,7 @@ import UnlockITStore
 
 @testable import UnlockITServer
 
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct SignInTests {
     @Test("First sign-in: every call but the password change answers password_change_required")
     func firstLoginFlow() async throws {

@@ -6,7 +6,7 @@ import UnlockITStore
 
 @testable import UnlockITServer
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct TenantIsolationTests {
     @Test("An admin of company A gets 404 on every read and write of company B's users, rooms, locks and audit events")
     func otherCompaniesAreInvisible() async throws {
