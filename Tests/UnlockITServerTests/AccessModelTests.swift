@@ -91,7 +91,11 @@ struct AccessModelTests {
                 // list-only room with an active lock never saw not_authorized, and failed).
                 for index in 0..<3 {
                     let required: Int? =
-                        index == 2 ? nil : Bool.random(using: &random) || index == 0 ? Int.random(in: 0...5, using: &random) : nil
+                        switch index {
+                        case 0: Int.random(in: 0...5, using: &random)
+                        case 2: nil
+                        default: Bool.random(using: &random) ? Int.random(in: 0...5, using: &random) : nil
+                        }
                     let roomID = try await api.createRoom(admin, "Room \(index)", requiredLevel: required)
                     rooms[roomID] = ModelRoom(id: roomID, company: company, required: required, authorized: [])
                     for lockIndex in 0..<2 {
