@@ -65,14 +65,15 @@ final class DeniedUnlockLimiter: Sendable {
         return record.recent[record.recent.count - perMinute].addingTimeInterval(60)
     }
 
+    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:goesFirst:)``): users with
+    /// no denial in the last minute first, then paused users last and otherwise the longest quiet first.
     private func evict(_ records: inout [UserID: Record], now: Date) {
-        records = records.filter { _, record in record.recent.last.map { now.timeIntervalSince($0) < 60 } ?? false }
-        guard records.count >= capacity else { return }
         func order(_ record: Record) -> (Int, Date) {
             let paused = pausedUntil(record).map { $0 > now } ?? false
             return (paused ? 1 : 0, record.recent.last ?? .distantPast)
         }
-        let evictable = records.sorted { order($0.value) < order($1.value) }
-        for (user, _) in evictable.prefix(max(1, capacity / 10)) { records[user] = nil }
+        records.makeRoom(capacity: capacity, dropping: { $0.recent.last.map { now.timeIntervalSince($0) >= 60 } ?? true }) {
+            order($0) < order($1)
+        }
     }
 }

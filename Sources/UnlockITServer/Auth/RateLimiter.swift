@@ -73,15 +73,12 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         return refilled
     }
 
-    /// Makes room for a tenth of the capacity at once, so that a sweep over every bucket happens at
-    /// most once per that many new keys (a spray of keys cannot make each attempt cost one). Those
-    /// with the most attempts left go first, so a key turned away is the last to be let off.
+    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:goesFirst:)``): full
+    /// buckets first, then those with the most attempts left, so a key turned away is the last to be
+    /// let off.
     private func evict(_ buckets: inout [Key: Bucket], now: ContinuousClock.Instant) {
-        buckets = buckets.compactMapValues { bucket in refilled(bucket, now: now).tokens < burst ? bucket : nil }
-        let target = capacity - max(1, capacity / 10)
-        if buckets.count > target {
-            let fullest = buckets.map { ($0.key, refilled($0.value, now: now).tokens) }.sorted { $0.1 > $1.1 }
-            for (key, _) in fullest.prefix(buckets.count - target) { buckets[key] = nil }
+        buckets.makeRoom(capacity: capacity, dropping: { refilled($0, now: now).tokens >= burst }) {
+            refilled($0, now: now).tokens > refilled($1, now: now).tokens
         }
     }
 }

@@ -79,13 +79,11 @@ final class SignInLimiter: Sendable {
         let account = if known, let client { "\(email)\u{0}\(client)" } else { email }
         return records.withLock { records in
             if records[account] == nil && records.count >= capacity {
-                // A tenth at once (one sort per that many new accounts, not a scan per attempt): locked-out
-                // accounts last, the others by their last failure, oldest first.
+                // A tenth at once: locked-out accounts last, the others by their last failure, oldest first.
                 func order(_ record: Record) -> (Int, Date) {
                     ((record.lockedUntil ?? .distantPast) > now ? 1 : 0, record.failures.last ?? .distantPast)
                 }
-                let idle = records.filter { $0.value.inFlight == 0 }.sorted { order($0.value) < order($1.value) }
-                for (key, _) in idle.prefix(max(1, capacity / 10)) { records[key] = nil }
+                records.makeRoom(capacity: capacity, keeping: { $0.inFlight > 0 }) { order($0) < order($1) }
             }
             var record = records[account] ?? Record()
             defer { records[account] = record }
@@ -144,14 +142,13 @@ final class SignInLimiter: Sendable {
         }
     }
 
-    /// Makes room for a tenth of the capacity at once (one sweep per that many new accounts): the
-    /// accounts whose clients are no longer known go first, then those that signed in longest ago.
+    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:goesFirst:)``): the accounts
+    /// whose clients are no longer known go first, then those that signed in longest ago.
     private func forgetKnownClients(_ known: inout [String: [String: Date]], now: Date) {
-        let lastSignIns = known.mapValues { $0.values.max() ?? .distantPast }
-        let target = capacity - max(1, capacity / 10)
-        let recent = lastSignIns.filter { now.timeIntervalSince($0.value) < Self.knownClientLifetime }
-        let kept = recent.count > target ? recent.sorted { $0.value > $1.value }.prefix(target).map(\.key) : Array(recent.keys)
-        known = Dictionary(uniqueKeysWithValues: kept.map { ($0, known[$0]!) })
+        func lastSignIn(_ clients: [String: Date]) -> Date { clients.values.max() ?? .distantPast }
+        known.makeRoom(capacity: capacity, dropping: { now.timeIntervalSince(lastSignIn($0)) >= Self.knownClientLifetime }) {
+            lastSignIn($0) < lastSignIn($1)
+        }
     }
 
     /// The check did not run to a verdict (the hasher turned it away, or it failed): it counts for nothing.
