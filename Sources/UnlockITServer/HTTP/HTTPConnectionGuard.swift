@@ -28,7 +28,7 @@ final class HTTPConnectionLimits: Sendable {
     /// proxy's connections are admitted uncounted ("" as their key).
     func admit(peer: SocketAddress?) -> String? {
         guard let peer else { return "" }
-        if trustedProxies.contains(ClientAddress.canonical(peer)) { return "" }
+        if !trustedProxies.isEmpty && trustedProxies.contains(ClientAddress.canonical(peer)) { return "" }
         let client = ClientAddress.key(peer: peer, forwardedFor: nil, trustedProxies: [])
         return open.withLock { open in
             let held = open[client, default: 0]
