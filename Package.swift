@@ -4,7 +4,8 @@
 // Dependencies point one way:
 //   UnlockITCore  ←  UnlockITStore, LockProtocol, MQTT  ←  UnlockITServer  ←  executables
 // The C libraries (libcrypto, libmosquitto) are reached only through the two tiny
-// system-library shims, and only LockProtocol and MQTT import them.
+// system-library shims, and only LockProtocol and MQTT import them. Posix reads the system's C
+// structs (stat, sockaddr_in) where NIO's C module, which declares them too, is never loaded.
 
 import PackageDescription
 
@@ -44,10 +45,11 @@ let package = Package(
 
         // MARK: Libraries
         .target(name: "UnlockITCore", swiftSettings: strict),
+        .target(name: "Posix", swiftSettings: strict),
         .target(name: "LockProtocol", dependencies: ["UnlockITCore", "CLibCrypto"], swiftSettings: strict),
         .target(
             name: "MQTT",
-            dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CMosquitto", "Posix", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -97,7 +99,7 @@ let package = Package(
         .target(
             name: "UnlockITClient",
             dependencies: [
-                "UnlockITCore", "UnlockITLocalization",
+                "UnlockITCore", "UnlockITLocalization", "Posix",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -137,6 +139,7 @@ let package = Package(
         .target(
             name: "SiteHarness",
             dependencies: [
+                "Posix",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -151,7 +154,8 @@ let package = Package(
             dependencies: ["LockProtocol", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "SiteHarness"], swiftSettings: strict),
+        .testTarget(name: "PosixTests", dependencies: ["Posix"], swiftSettings: strict),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Posix", "SiteHarness"], swiftSettings: strict),
         .testTarget(
             name: "UnlockITStoreTests",
             dependencies: ["UnlockITStore", "SiteHarness", .product(name: "GRDB", package: "GRDB.swift")],
@@ -178,7 +182,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["SiteHarness", "LockProtocol", "MQTT", "UnlockITCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["SiteHarness", "LockProtocol", "MQTT", "Posix", "UnlockITCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
     ]

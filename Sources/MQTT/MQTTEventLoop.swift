@@ -2,6 +2,7 @@ import CMosquitto
 import Foundation
 import Glibc
 import Logging
+import Posix
 import Synchronization
 
 /// One thread that drives any number of MQTT clients with epoll.
@@ -65,12 +66,10 @@ public final class MQTTEventLoop: Sendable {
         // before anything else, and the loop exists only once it has. Foundation's `Thread.name`,
         // set from inside the thread or after `start()`, still left the thread with its parent's
         // name at times (two runs in five of the test). Linux keeps 15 bytes of a name.
-        var kept = Substring(name)
-        while kept.utf8.count > 15 { kept.removeLast() }
-        let threadName = String(kept)
+        let threadName = ThreadName.fitted(name)
         let named = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            Self.nameCurrentThread(threadName)
+            ThreadName.setCurrent(threadName)
             named.signal()
             self.run()
         }
@@ -80,15 +79,6 @@ public final class MQTTEventLoop: Sendable {
         if named.wait(timeout: .now() + .seconds(30)) == .timedOut {
             logger.error("the MQTT loop's thread did not start within 30 s", metadata: ["loop": "\(threadName)"])
         }
-    }
-
-    /// Gives the calling thread `name` in the kernel, through /proc (Glibc does not bring
-    /// `pthread_setname_np` to Swift).
-    private static func nameCurrentThread(_ name: String) {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        _ = name.withCString { write(fd, $0, strlen($0)) }
     }
 
     var isLoopThread: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }

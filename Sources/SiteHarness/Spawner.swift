@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 import Synchronization
 
 /// Starts child processes so that they end with this process, even when it cannot stop them itself
@@ -52,13 +53,13 @@ final class Spawner: Sendable {
 
     private init() {
         let thread = Thread { [self] in
+            ThreadName.setCurrent("child-spawner")
             while true {
                 available.wait()
                 let job = jobs.withLock { $0.removeFirst() }
                 job.body()
             }
         }
-        thread.name = "child-spawner"
         thread.start()
     }
 

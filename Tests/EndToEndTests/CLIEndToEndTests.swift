@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 import SiteHarness
 import Testing
 
@@ -113,9 +114,7 @@ struct CLIEndToEndTests {
             #expect(login.status == 0, "\(login)")
             #expect(login.stdout.contains(t["signedIn"]!))
             #expect(login.stderr.contains(t["firstLogin"]!))
-            var info = stat()
-            #expect(stat(admin.credentialsPath, &info) == 0)
-            #expect(info.st_mode & 0o777 == 0o600)
+            #expect(FileStatus(linkAt: admin.credentialsPath)?.permissions == 0o600)
 
             // Users, a room, an authorization-free level rule.
             for (email, level) in [("boss@acme.test", 5), ("clerk@acme.test", 1)] {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 
 /// A test's own end of a loopback TCP connection made by the code under test, and what the kernel
 /// says of the other end.
@@ -46,7 +47,7 @@ enum TCPPeer {
 
     /// The inode of the client's socket of the connection accepted as `fd`, from `/proc/net/tcp`.
     static func inode(ofClientOf fd: Int32) -> String? {
-        guard let server = port(fd, getsockname), let client = port(fd, getpeername) else { return nil }
+        guard let server = LoopbackSocket.localPort(of: fd), let client = LoopbackSocket.peerPort(of: fd) else { return nil }
         // Addresses as the kernel writes them: 127.0.0.1 in memory order, the port in hex.
         let local = "0100007F:" + String(format: "%04X", client)
         let remote = "0100007F:" + String(format: "%04X", server)
@@ -57,16 +58,5 @@ enum TCPPeer {
     static func processHolds(socket inode: String) -> Bool {
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return descriptors.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == "socket:[\(inode)]" }
-    }
-
-    private static func port(
-        _ fd: Int32, _ name: (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?) -> Int32
-    ) -> Int? {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let found = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { name(fd, $0, &length) == 0 }
-        }
-        return found ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 }

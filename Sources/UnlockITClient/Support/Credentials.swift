@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Posix
 import UnlockITCore
 import UnlockITLocalization
 
@@ -52,11 +53,10 @@ struct Credentials: Codable, Sendable, Equatable {
             }
         }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw unreadable }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw notAFile }
-        guard info.st_uid == getuid() else { throw notYours }
-        guard info.st_mode & 0o077 == 0 else { throw exposed }
+        guard let status = FileStatus(descriptor: fd) else { throw unreadable }
+        guard status.kind == .regular else { throw notAFile }
+        guard status.isOwnedByCurrentUser else { throw notYours }
+        guard !status.isOpenToOthers else { throw exposed }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -80,9 +80,8 @@ struct Credentials: Codable, Sendable, Equatable {
             throw failure
         }
         // A folder made earlier with a wider mode is narrowed; one that is not the user's is not used.
-        var folder = stat()
-        guard lstat(directory, &folder) == 0, folder.st_mode & S_IFMT == S_IFDIR, folder.st_uid == getuid() else { throw failure }
-        if folder.st_mode & 0o077 != 0 { chmod(directory, 0o700) }
+        guard let folder = FileStatus(linkAt: directory), folder.kind == .directory, folder.isOwnedByCurrentUser else { throw failure }
+        if folder.isOpenToOthers { chmod(directory, 0o700) }
         guard let data = try? Self.coder.0.encode(self) else { throw failure }
         // A name of its own, so that two sign-ins at once cannot write into or remove each other's file.
         let temporary = "\(path).\(getpid()).\(UInt32.random(in: .min ... .max)).tmp"
@@ -112,7 +111,6 @@ struct Credentials: Codable, Sendable, Equatable {
     /// Whether `path` (a link itself, not what it points to) is this user's, or cannot be looked at:
     /// then nothing says it is someone else's.
     private static func isOwn(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) != 0 || info.st_uid == getuid()
+        FileStatus(linkAt: path)?.isOwnedByCurrentUser ?? true
     }
 }
