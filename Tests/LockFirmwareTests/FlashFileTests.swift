@@ -1,8 +1,10 @@
 import Foundation
-import LockFirmware
 import LockProtocol
+import Synchronization
 import Testing
 import UnlockITCore
+
+@testable import LockFirmware
 
 @Suite struct FlashFileTests {
     func temporaryPath() -> String { NSTemporaryDirectory() + "flash-\(UUID().uuidString).json" }
@@ -25,6 +27,57 @@ import UnlockITCore
         #expect(loaded.activated)
         #expect(loaded.deviceKey.constantTimeEquals(created.deviceKey))
         #expect(loaded.setupCode.bytes == created.setupCode.bytes)
+    }
+
+    @Test func aWriteWhoseFolderCannotBeSyncedTookAndSaysSo() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let syncs = Mutex<[String]>([])
+        let file = FlashFile(path: path, durable: true) { folder in
+            syncs.withLock { $0.append(folder) }
+            return false
+        }
+        var flash = Flash.firstBoot(lock: try #require(LockID("lock-unsynced")))
+        #expect(try file.save(flash) == .notDurable)
+        flash.activated = true
+        #expect(try file.save(flash) == .notDurable)
+        // The write is in place: what the lock would boot from says activated.
+        #expect(try file.load().activated)
+        #expect(syncs.withLock { $0 } == [path, path])
+        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        // With the folder synced, the same write is durable.
+        #expect(try FlashFile(path: path, durable: true, syncFolder: { _ in true }).save(flash) == .durable)
+    }
+
+    @Test func aWriteThatDidNotTakeThrowsAndLeavesTheFileAsItWas() throws {
+        let path = temporaryPath()
+        defer { for file in [path, path + ".tmp"] { try? FileManager.default.removeItem(atPath: file) } }
+        let synced = Mutex(false)
+        let file = FlashFile(path: path, durable: true) { _ in
+            synced.withLock { $0 = true }
+            return true
+        }
+        var flash = Flash.firstBoot(lock: try #require(LockID("lock-unwritable")))
+        #expect(try file.save(flash) == .durable)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        synced.withLock { $0 = false }
+        // A folder where the temporary goes: the write fails before anything is renamed.
+        try FileManager.default.createDirectory(atPath: path + ".tmp", withIntermediateDirectories: false)
+        flash.activated = true
+        #expect(throws: FlashFile.FlashError.unwritable(path)) { try file.save(flash) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(synced.withLock { $0 } == false)
+    }
+
+    @Test func aFileThatNeedNotBeDurableIsNeverSynced() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = FlashFile(path: path, durable: false) { _ in
+            Issue.record("synced a file that need not be durable")
+            return false
+        }
+        #expect(try file.save(Flash.firstBoot(lock: try #require(LockID("lock-fleet")))) == .durable)
+        #expect(try file.load().lock == LockID("lock-fleet"))
     }
 
     @Test func aSymbolicLinkPlantedAsTheTemporaryIsNotFollowed() throws {

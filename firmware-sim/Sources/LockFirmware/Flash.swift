@@ -31,19 +31,30 @@ public struct FlashFile: Sendable {
     /// Whether writes are flushed to disk; a fleet of thousands of simulated locks may skip it.
     public var durable: Bool
 
+    /// Flushes a folder's entries after a rename into it (tests make it fail).
+    let syncFolder: @Sendable (String) -> Bool
+
     public init(path: String, durable: Bool = true) {
+        self.init(path: path, durable: durable, syncFolder: { OwnerOnlyFile.syncFolder(of: $0) })
+    }
+
+    init(path: String, durable: Bool, syncFolder: @escaping @Sendable (String) -> Bool) {
         self.path = path
         self.durable = durable
+        self.syncFolder = syncFolder
     }
 
     public enum FlashError: Error, Equatable, CustomStringConvertible {
         case unreadable(String)
         case corrupt(String)
+        /// Nothing was written: the file is as it was.
+        case unwritable(String)
 
         public var description: String {
             switch self {
             case .unreadable(let path): "cannot read the lock's state file \(path)"
             case .corrupt(let path): "the lock's state file \(path) is corrupt"
+            case .unwritable(let path): "cannot write the lock's state file \(path)"
             }
         }
     }
@@ -76,12 +87,29 @@ public struct FlashFile: Sendable {
         return (flash, true)
     }
 
-    public func save(_ flash: Flash) throws {
+    /// How far a ``save(_:)`` got.
+    public enum Saved: Sendable, Equatable {
+        /// On the disk (or, for a file that is not ``durable``, in place).
+        case durable
+        /// In place, and what every load reads from now on, but its folder could not be synced: a
+        /// power cut soon after could still bring back what the file said before. The lock must go on
+        /// as if the write took, because after a restart it will have.
+        case notDurable
+    }
+
+    /// Replaces the file with `flash`. Throws ``FlashError/unwritable(_:)`` when the file is as it
+    /// was: then, and only then, the write did not take.
+    @discardableResult
+    public func save(_ flash: Flash) throws -> Saved {
         let image = Image(
             version: 1, lock: flash.lock.rawValue, deviceKey: Hex.encode(flash.deviceKey.bytes),
             setupCode: flash.setupCode.formatted, activated: flash.activated)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard OwnerOnlyFile.write(Array(try encoder.encode(image)), to: path, durable: durable) else { throw FlashError.unreadable(path) }
+        switch OwnerOnlyFile.write(Array(try encoder.encode(image)), to: path, durable: durable, syncFolder: syncFolder) {
+        case .written: return .durable
+        case .notWritten: throw FlashError.unwritable(path)
+        case .writtenNotDurable: return .notDurable
+        }
     }
 }

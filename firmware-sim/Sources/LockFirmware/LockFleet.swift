@@ -43,7 +43,7 @@ public final class LockFleet: Sendable {
             text += "\(lock.rawValue)\t\(flash.setupCode.formatted)\n"
         }
         let path = labelsPath(directory: directory)
-        guard OwnerOnlyFile.write(Array(text.utf8), to: path, durable: false) else {
+        guard OwnerOnlyFile.write(Array(text.utf8), to: path, durable: false) == .written else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
         }
         return labels

@@ -116,14 +116,19 @@ public final class LockRuntime: Sendable {
         }
     }
 
-    /// Writes the flash; false if it could not be written.
+    /// Writes the flash; false if it could not be written. A write whose folder could not be synced
+    /// took (``FlashFile/Saved/notDurable``): the lock boots from the file, so undoing an activation
+    /// in memory that the file keeps would bring it back after a restart, with the server told it
+    /// had failed.
     private func persist() -> Bool {
         let (flash, writeTime) = device.withLock { ($0.flash, $0.settings.flashWriteTime) }
         if writeTime > .zero {
             Thread.sleep(forTimeInterval: Double(writeTime.components.seconds) + Double(writeTime.components.attoseconds) * 1e-18)
         }
         do {
-            try flashFile.save(flash)
+            if try flashFile.save(flash) == .notDurable {
+                logger.error("wrote flash, but could not sync its folder: a power cut may undo the write", metadata: ["lock": "\(lock)"])
+            }
         } catch {
             logger.error("could not write flash", metadata: ["lock": "\(lock)", "error": "\(error)"])
             return false

@@ -5,24 +5,38 @@ import Glibc
 /// renamed over the old one, so that no reader sees half of it and an older file's wider mode goes
 /// with it. A symbolic link planted as the temporary is refused, not followed.
 enum OwnerOnlyFile {
-    /// Whether `bytes` were written to `path`; with `durable`, on the disk (the file, then its
-    /// folder's entry for it) before this returns, as flash is once its write returns.
-    static func write(_ bytes: [UInt8], to path: String, durable: Bool) -> Bool {
+    enum Outcome: Equatable {
+        /// The new file is in place; with `durable`, on the disk (the file, then its folder's entry
+        /// for it) before ``write(_:to:durable:syncFolder:)`` returns, as flash is once its write returns.
+        case written
+        /// Nothing changed: the old file, if there was one, is as it was.
+        case notWritten
+        /// The new file is in place, and every reader sees it (the lock too, after a restart), but
+        /// its folder's entry could not be flushed: a power cut before the kernel writes it out
+        /// could still bring back the old file.
+        case writtenNotDurable
+    }
+
+    /// Writes `bytes` to `path`. `syncFolder` flushes a folder's entries (tests make it fail).
+    static func write(
+        _ bytes: [UInt8], to path: String, durable: Bool, syncFolder: (String) -> Bool = OwnerOnlyFile.syncFolder(of:)
+    ) -> Outcome {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return .notWritten }
         let written = fchmod(fd, 0o600) == 0 ? bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } : -1
         let synced = !durable || fsync(fd) == 0
         let closed = close(fd) == 0
         guard written == bytes.count, synced, closed, rename(temporary, path) == 0 else {
             unlink(temporary)
-            return false
+            return .notWritten
         }
-        return !durable || syncFolder(of: path)
+        // Renamed: the new file is the one there is now, whatever the folder's sync says.
+        return !durable || syncFolder(path) ? .written : .writtenNotDurable
     }
 
     /// Flushes the folder holding `path`, so that a rename into it survives a power cut.
-    private static func syncFolder(of path: String) -> Bool {
+    static func syncFolder(of path: String) -> Bool {
         let folder = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
         let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return false }
