@@ -96,7 +96,7 @@ import UnlockITCore
         // A labels file that was there before, readable by all, is made the owner's too.
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let labelsPath = LockFleet.labelsPath(directory: directory)
-        FileManager.default.createFile(atPath: labelsPath, contents: Data("old".utf8), attributes: [.posixPermissions: 0o644])
+        #expect(FileManager.default.createFile(atPath: labelsPath, contents: Data("old".utf8), attributes: [.posixPermissions: 0o644]))
         let labels = try LockFleet.create(directory: directory, count: 2, prefix: "lock-private")
         #expect(try LockFleet.readPairs(labelsPath).map(\.1) == labels.map(\.1.formatted))
         func mode(_ path: String) throws -> Int? {
