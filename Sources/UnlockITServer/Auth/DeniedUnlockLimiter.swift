@@ -22,7 +22,7 @@ final class DeniedUnlockLimiter: Sendable {
     private let perMinute: Int
     private let records = Mutex<[UserID: Record]>([:])
     /// Bounds memory when very many users are denied at once: users whose denials have all expired
-    /// go first, then a tenth at a time of the others, paused users last and otherwise the longest
+    /// go first, then others down to nine tenths of it, paused users last and otherwise the longest
     /// quiet first.
     private let capacity: Int
 
@@ -65,15 +65,14 @@ final class DeniedUnlockLimiter: Sendable {
         return record.recent[record.recent.count - perMinute].addingTimeInterval(60)
     }
 
-    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:goesFirst:)``): users with
+    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:rank:goesFirst:)``): users with
     /// no denial in the last minute first, then paused users last and otherwise the longest quiet first.
     private func evict(_ records: inout [UserID: Record], now: Date) {
         func order(_ record: Record) -> (Int, Date) {
             let paused = pausedUntil(record).map { $0 > now } ?? false
             return (paused ? 1 : 0, record.recent.last ?? .distantPast)
         }
-        records.makeRoom(capacity: capacity, dropping: { $0.recent.last.map { now.timeIntervalSince($0) >= 60 } ?? true }) {
-            order($0) < order($1)
-        }
+        records.makeRoom(
+            capacity: capacity, dropping: { $0.recent.last.map { now.timeIntervalSince($0) >= 60 } ?? true }, rank: order, goesFirst: <)
     }
 }

@@ -73,12 +73,11 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         return refilled
     }
 
-    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:goesFirst:)``): full
+    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:rank:goesFirst:)``): full
     /// buckets first, then those with the most attempts left, so a key turned away is the last to be
     /// let off.
     private func evict(_ buckets: inout [Key: Bucket], now: ContinuousClock.Instant) {
-        buckets.makeRoom(capacity: capacity, dropping: { refilled($0, now: now).tokens >= burst }) {
-            refilled($0, now: now).tokens > refilled($1, now: now).tokens
-        }
+        buckets.makeRoom(
+            capacity: capacity, dropping: { refilled($0, now: now).tokens >= burst }, rank: { refilled($0, now: now).tokens }, goesFirst: >)
     }
 }

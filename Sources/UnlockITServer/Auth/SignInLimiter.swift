@@ -83,7 +83,7 @@ final class SignInLimiter: Sendable {
                 func order(_ record: Record) -> (Int, Date) {
                     ((record.lockedUntil ?? .distantPast) > now ? 1 : 0, record.failures.last ?? .distantPast)
                 }
-                records.makeRoom(capacity: capacity, keeping: { $0.inFlight > 0 }) { order($0) < order($1) }
+                records.makeRoom(capacity: capacity, keeping: { $0.inFlight > 0 }, rank: order, goesFirst: <)
             }
             var record = records[account] ?? Record()
             defer { records[account] = record }
@@ -142,13 +142,12 @@ final class SignInLimiter: Sendable {
         }
     }
 
-    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:goesFirst:)``): the accounts
+    /// Makes room (``Swift/Dictionary/makeRoom(capacity:dropping:keeping:rank:goesFirst:)``): the accounts
     /// whose clients are no longer known go first, then those that signed in longest ago.
     private func forgetKnownClients(_ known: inout [String: [String: Date]], now: Date) {
         func lastSignIn(_ clients: [String: Date]) -> Date { clients.values.max() ?? .distantPast }
-        known.makeRoom(capacity: capacity, dropping: { now.timeIntervalSince(lastSignIn($0)) >= Self.knownClientLifetime }) {
-            lastSignIn($0) < lastSignIn($1)
-        }
+        known.makeRoom(
+            capacity: capacity, dropping: { now.timeIntervalSince(lastSignIn($0)) >= Self.knownClientLifetime }, rank: lastSignIn, goesFirst: <)
     }
 
     /// The check did not run to a verdict (the hasher turned it away, or it failed): it counts for nothing.
