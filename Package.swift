@@ -3,6 +3,7 @@
 //
 // Dependencies point one way:
 //   UnlockITCore  ←  UnlockITStore, LockProtocol, MQTT  ←  UnlockITServer  ←  executables
+//   Posix (nothing)  ←  MQTT, UnlockITClient, SiteHarness
 // The C libraries (libcrypto, libmosquitto) are reached only through the two tiny
 // system-library shims, and only LockProtocol and MQTT import them. Posix reads the system's C
 // structs (stat, sockaddr_in) where NIO's C module, which declares them too, is never loaded.
@@ -172,7 +173,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "LockFirmwareTests", dependencies: ["LockFirmware", "SiteHarness"], swiftSettings: strict),
+        .testTarget(name: "LockFirmwareTests", dependencies: ["LockFirmware", "LockProtocol", "MQTT", "SiteHarness"], swiftSettings: strict),
         .testTarget(
             name: "UnlockITClientTests",
             dependencies: [

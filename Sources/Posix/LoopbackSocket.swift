@@ -1,6 +1,6 @@
 import Glibc
 
-/// IPv4 loopback sockets for the test harness: bound where the kernel picks a port, or connected to
+/// IPv4 loopback sockets (the test harness's): bound where the kernel picks a port, or connected to
 /// one. Here because they fill in `sockaddr_in` (see ``FileStatus`` for why not beside NIO).
 public enum LoopbackSocket {
     /// Binds `fd` to 127.0.0.1 on `port` (0: the kernel picks one); the port bound, or nil.

@@ -3,13 +3,16 @@ import Glibc
 import Posix
 import Testing
 
-@Suite struct FileStatusTests {
+/// Each test gets a folder of its own, removed when the test ends.
+@Suite final class FileStatusTests {
     private let folder: String
 
     init() throws {
         folder = NSTemporaryDirectory() + "posix-tests-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
 
     private func file(_ name: String, mode: mode_t) throws -> String {
         let path = "\(folder)/\(name)"
