@@ -14,7 +14,7 @@ import UnlockITCore
         defer { try? FileManager.default.removeItem(atPath: path) }
         let file = FlashFile(path: path)
         let (created, firstBoot) = try file.loadOrCreate(lock: LockID("lock-flash"))
-        #expect(firstBoot)
+        #expect(firstBoot == .written)
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
 
@@ -22,7 +22,7 @@ import UnlockITCore
         changed.activated = true
         try file.save(changed)
         let (loaded, again) = try file.loadOrCreate()
-        #expect(!again)
+        #expect(again == nil)
         #expect(loaded.lock == created.lock)
         #expect(loaded.activated)
         #expect(loaded.deviceKey.constantTimeEquals(created.deviceKey))
@@ -33,20 +33,20 @@ import UnlockITCore
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let syncs = Mutex<[String]>([])
-        let file = FlashFile(path: path, durable: true) { folder in
-            syncs.withLock { $0.append(folder) }
+        let file = FlashFile(path: path, durable: true) { synced in
+            syncs.withLock { $0.append(synced) }
             return false
         }
         var flash = Flash.firstBoot(lock: try #require(LockID("lock-unsynced")))
-        #expect(try file.save(flash) == .notDurable)
+        #expect(try file.save(flash) == .writtenNotDurable)
         flash.activated = true
-        #expect(try file.save(flash) == .notDurable)
+        #expect(try file.save(flash) == .writtenNotDurable)
         // The write is in place: what the lock would boot from says activated.
         #expect(try file.load().activated)
         #expect(syncs.withLock { $0 } == [path, path])
         #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
-        // With the folder synced, the same write is durable.
-        #expect(try FlashFile(path: path, durable: true, syncFolder: { _ in true }).save(flash) == .durable)
+        // With the folder synced, the same write is on the disk.
+        #expect(try FlashFile(path: path, durable: true, syncFolder: { _ in true }).save(flash) == .written)
     }
 
     @Test func aWriteThatDidNotTakeThrowsAndLeavesTheFileAsItWas() throws {
@@ -58,7 +58,7 @@ import UnlockITCore
             return true
         }
         var flash = Flash.firstBoot(lock: try #require(LockID("lock-unwritable")))
-        #expect(try file.save(flash) == .durable)
+        #expect(try file.save(flash) == .written)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         synced.withLock { $0 = false }
         // A folder where the temporary goes: the write fails before anything is renamed.
@@ -76,7 +76,7 @@ import UnlockITCore
             Issue.record("synced a file that need not be durable")
             return false
         }
-        #expect(try file.save(Flash.firstBoot(lock: try #require(LockID("lock-fleet")))) == .durable)
+        #expect(try file.save(Flash.firstBoot(lock: try #require(LockID("lock-fleet")))) == .written)
         #expect(try file.load().lock == LockID("lock-fleet"))
     }
 
@@ -86,8 +86,9 @@ import UnlockITCore
         defer { for file in [path, path + ".tmp", victim] { try? FileManager.default.removeItem(atPath: file) } }
         try Data("someone else's".utf8).write(to: URL(fileURLWithPath: victim))
         try FileManager.default.createSymbolicLink(atPath: path + ".tmp", withDestinationPath: victim)
-        #expect(throws: (any Error).self) { try FlashFile(path: path).loadOrCreate(lock: LockID("lock-link")) }
+        #expect(throws: FlashFile.FlashError.unwritable(path)) { try FlashFile(path: path).loadOrCreate(lock: LockID("lock-link")) }
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "someone else's")
+        #expect(!FileManager.default.fileExists(atPath: path))
     }
 
     @Test func aFleetsSecretsAreTheOwnersOnly() throws {

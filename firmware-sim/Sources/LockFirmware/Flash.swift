@@ -31,7 +31,7 @@ public struct FlashFile: Sendable {
     /// Whether writes are flushed to disk; a fleet of thousands of simulated locks may skip it.
     public var durable: Bool
 
-    /// Flushes a folder's entries after a rename into it (tests make it fail).
+    /// Flushes the folder holding the file at the given path, after a rename into it (tests make it fail).
     let syncFolder: @Sendable (String) -> Bool
 
     public init(path: String, durable: Bool = true) {
@@ -79,22 +79,21 @@ public struct FlashFile: Sendable {
     }
 
     /// Loads the flash, creating it on first boot (with `lock` as the device id if given).
-    /// Returns whether this was the first boot.
-    public func loadOrCreate(lock: LockID? = nil) throws -> (flash: Flash, firstBoot: Bool) {
-        if exists { return (try load(), false) }
+    /// `firstBoot` is how the first boot's flash was written, nil when it was there already.
+    public func loadOrCreate(lock: LockID? = nil) throws -> (flash: Flash, firstBoot: Saved?) {
+        if exists { return (try load(), nil) }
         let flash = Flash.firstBoot(lock: lock ?? .random())
-        try save(flash)
-        return (flash, true)
+        return (flash, try save(flash))
     }
 
     /// How far a ``save(_:)`` got.
     public enum Saved: Sendable, Equatable {
-        /// On the disk (or, for a file that is not ``durable``, in place).
-        case durable
+        /// In place, and for a ``durable`` file on the disk.
+        case written
         /// In place, and what every load reads from now on, but its folder could not be synced: a
         /// power cut soon after could still bring back what the file said before. The lock must go on
         /// as if the write took, because after a restart it will have.
-        case notDurable
+        case writtenNotDurable
     }
 
     /// Replaces the file with `flash`. Throws ``FlashError/unwritable(_:)`` when the file is as it
@@ -107,9 +106,9 @@ public struct FlashFile: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         switch OwnerOnlyFile.write(Array(try encoder.encode(image)), to: path, durable: durable, syncFolder: syncFolder) {
-        case .written: return .durable
+        case .written: return .written
         case .notWritten: throw FlashError.unwritable(path)
-        case .writtenNotDurable: return .notDurable
+        case .writtenNotDurable: return .writtenNotDurable
         }
     }
 }

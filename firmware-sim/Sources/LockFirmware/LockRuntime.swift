@@ -117,7 +117,7 @@ public final class LockRuntime: Sendable {
     }
 
     /// Writes the flash; false if it could not be written. A write whose folder could not be synced
-    /// took (``FlashFile/Saved/notDurable``): the lock boots from the file, so undoing an activation
+    /// took (``FlashFile/Saved/writtenNotDurable``): the lock boots from the file, so undoing an activation
     /// in memory that the file keeps would bring it back after a restart, with the server told it
     /// had failed.
     private func persist() -> Bool {
@@ -126,7 +126,7 @@ public final class LockRuntime: Sendable {
             Thread.sleep(forTimeInterval: Double(writeTime.components.seconds) + Double(writeTime.components.attoseconds) * 1e-18)
         }
         do {
-            if try flashFile.save(flash) == .notDurable {
+            if try flashFile.save(flash) == .writtenNotDurable {
                 logger.error("wrote flash, but could not sync its folder: a power cut may undo the write", metadata: ["lock": "\(lock)"])
             }
         } catch {

@@ -17,7 +17,8 @@ enum OwnerOnlyFile {
         case writtenNotDurable
     }
 
-    /// Writes `bytes` to `path`. `syncFolder` flushes a folder's entries (tests make it fail).
+    /// Writes `bytes` to `path`. `syncFolder` flushes the folder holding the file at the path it is
+    /// given (tests make it fail).
     static func write(
         _ bytes: [UInt8], to path: String, durable: Bool, syncFolder: (String) -> Bool = OwnerOnlyFile.syncFolder(of:)
     ) -> Outcome {

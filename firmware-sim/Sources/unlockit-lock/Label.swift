@@ -21,7 +21,8 @@ struct Label: ParsableCommand {
         let file = FlashFile(path: state)
         // Reading a running lock's label is fine; only a first boot writes, and it claims the flash.
         let claim = file.exists ? nil : try FlashClaim(flashPath: state)
-        let (flash, _) = try file.loadOrCreate(lock: try parseLockID(id))
+        let (flash, firstBoot) = try file.loadOrCreate(lock: try parseLockID(id))
+        warnIfNotDurable(firstBoot, path: state, undone: "lose this identity and its label")
         withExtendedLifetime(claim) {}
         if json {
             say("{\"id\":\"\(flash.lock)\",\"setupCode\":\"\(flash.setupCode.formatted)\"}")
@@ -45,8 +46,9 @@ struct Reset: ParsableCommand {
         let file = FlashFile(path: state)
         var flash = try file.load()
         flash.factoryReset()
-        try file.save(flash)
+        let saved = try file.save(flash)
         withExtendedLifetime(claim) {}
+        warnIfNotDurable(saved, path: state, undone: "bring back the old key and activation")
         say("\(flash.lock) reset to factory state; put it in pairing mode and activate it again.")
     }
 }

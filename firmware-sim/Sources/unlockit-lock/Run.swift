@@ -32,7 +32,8 @@ struct Run: AsyncParsableCommand {
         let claim = try FlashClaim(flashPath: state)
         let file = FlashFile(path: state)
         let (flash, firstBoot) = try file.loadOrCreate(lock: try parseLockID(id))
-        if firstBoot { printLabel(flash) }
+        if firstBoot != nil { printLabel(flash) }
+        warnIfNotDurable(firstBoot, path: state, undone: "lose this identity and its label")
         let lock = flash.lock
         var device = LockDevice(flash: flash, settings: behaviour.settings)
         if pairing { device.enterPairingMode(now: .now) }
