@@ -67,7 +67,7 @@ struct OIDCTests {
     /// A server trusting one issuer, whose keys are in `keys`, with the company Acme and its admin
     /// (admin@acme.test, whose initial password is `password`).
     static func acme(trusting keys: KeysFile) async throws -> (harness: Harness, password: String) {
-        let harness = try Harness { $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: keys.path)] }
+        let harness = try Harness { $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: keys.path, companies: ["*"])] }
         return (harness, try await harness.bootstrap("Acme", email: "admin@acme.test"))
     }
 
@@ -75,7 +75,7 @@ struct OIDCTests {
     func unavailableKeysAreNotABadToken() async throws {
         let provider = Provider(kid: "key-1")
         let harness = try Harness {
-            $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: "/nonexistent/jwks.json")]
+            $0.oidcIssuers = [.init(issuer: Self.issuer, clientIDs: [Self.clientID], jwksFile: "/nonexistent/jwks.json", companies: ["*"])]
         }
         _ = try await harness.bootstrap("Acme", email: "admin@acme.test")
         try await harness.run { api in

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnlockITCore
 
 @testable import UnlockITServer
 
@@ -24,7 +25,7 @@ import Testing
 
     @Test("An OIDC issuer's entry is read strictly, in the file and in the environment")
     func aMisspeltIssuerSettingIsRefused() throws {
-        // "company" for "companies": read loosely, the issuer would sign in every company's users.
+        // "company" for "companies": refused as what it is, not as companies left out.
         let misspelt = #"[{"issuer":"https://id.acme.test","clientIDs":["cli"],"jwksFile":"/k","company":["\#(Self.acme)"]}]"#
         #expect {
             try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OIDC_ISSUERS": misspelt])
@@ -73,7 +74,7 @@ import Testing
     @Test("An OIDC issuer's keys come over https only, and its algorithms are asymmetric ones the server knows")
     func anIssuersKeysAndAlgorithmsAreChecked() throws {
         func issuer(_ extra: String) -> [String: String] {
-            ["UNLOCKIT_OIDC_ISSUERS": #"[{"issuer":"https://id.acme.test","clientIDs":["cli"],\#(extra)}]"#]
+            ["UNLOCKIT_OIDC_ISSUERS": #"[{"issuer":"https://id.acme.test","clientIDs":["cli"],"companies":["*"],\#(extra)}]"#]
         }
         #expect {
             try ServerConfiguration.load(file: nil, environment: issuer(#""jwksURL":"http://id.acme.test/jwks""#))
@@ -86,6 +87,29 @@ import Testing
         let taken = try ServerConfiguration.load(
             file: nil, environment: issuer(#""jwksURL":"https://id.acme.test/jwks","algorithms":["RS256","ES256"]"#))
         #expect(taken.oidcIssuers.first?.algorithms == ["RS256", "ES256"])
+    }
+
+    @Test("Every OIDC issuer names the companies whose users it signs in, or every company with [\"*\"]: none is not every")
+    func everyIssuerNamesItsCompanies() throws {
+        func load(companies: String?) throws -> ServerConfiguration {
+            let entry = companies.map { #","companies":\#($0)"# } ?? ""
+            let issuers = #"[{"issuer":"https://id.acme.test","clientIDs":["cli"],"jwksFile":"/k"\#(entry)}]"#
+            return try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OIDC_ISSUERS": issuers])
+        }
+        // One issuer alone is no exception: a company bootstrapped later would be signed in by it too.
+        #expect {
+            try load(companies: nil)
+        } throws: { "\($0)".contains("needs companies") && "\($0)".contains(#"["*"]"#) }
+        for bad in [#"[]"#, #"["*","\#(Self.acme)"]"#, #"["acme"]"#, #"["all"]"#] {
+            #expect("\(bad)") {
+                try load(companies: bad)
+            } throws: { "\($0)".contains("companies must be one or more company ids, or") }
+        }
+        #expect(try load(companies: #"["*"]"#).oidcIssuers.first?.signedInCompanies == nil)
+        let acme = try #require(CompanyID(Self.acme))
+        #expect(try load(companies: #"["\#(Self.acme)"]"#).oidcIssuers.first?.signedInCompanies == [acme])
+        // Made in code without companies (the check bypassed), an issuer signs in no company.
+        #expect(ServerConfiguration.OIDCIssuer(issuer: "https://id.acme.test", clientIDs: ["cli"]).signedInCompanies == [])
     }
 
     @Test("An OIDC issuer configured twice is refused: one entry would silently replace the other")

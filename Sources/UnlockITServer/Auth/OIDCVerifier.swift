@@ -110,7 +110,7 @@ public final class OIDCVerifier: Sendable {
     /// Whether some configured issuer may sign in users of `company`: without one, a user who signs in
     /// with OpenID Connect only could never sign in.
     public func signsIn(_ company: CompanyID) -> Bool {
-        issuers.values.contains { issuer in issuer.configuration.companies.map { $0.compactMap(CompanyID.init).contains(company) } ?? true }
+        issuers.values.contains { issuer in issuer.configuration.signedInCompanies?.contains(company) ?? true }
     }
 
     public func verify(idToken: String, clientID: String) async throws(Failure) -> VerifiedIdentity {
@@ -169,7 +169,7 @@ public final class OIDCVerifier: Sendable {
         let signed = idToken.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
         return VerifiedIdentity(
             issuer: claims.iss.value, subject: claims.sub.value, email: email,
-            companies: issuer.configuration.companies.map { Set($0.compactMap(CompanyID.init)) },
+            companies: issuer.configuration.signedInCompanies,
             token: SpentIDToken(digest: Array(SHA256.hash(data: Array(signed))), keptUntil: claims.exp.value.addingTimeInterval(leeway)))
     }
 

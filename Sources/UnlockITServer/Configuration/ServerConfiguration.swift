@@ -70,10 +70,22 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var jwksURL: String?
         /// Accepted signature algorithms; `none` and HMAC are never accepted.
         public var algorithms: [String]?
-        /// The ids of the companies whose users this issuer may sign in; without it, any company's.
-        /// Required when more than one issuer is configured: an issuer vouches for every email it
-        /// signs, so one company's identity provider must not sign in another company's users.
+        /// The ids of the companies whose users this issuer may sign in, or ``everyCompany`` alone
+        /// for every company's. Required: an issuer vouches for every email it signs (a public one,
+        /// such as a mail provider's, for anyone's), so one company's choice of identity provider
+        /// must not sign in another company's users, also one bootstrapped later.
         public var companies: [String]?
+
+        /// `companies: ["*"]`: the issuer signs in every company's users.
+        public static let everyCompany = "*"
+
+        /// The companies this issuer signs in: nil for every company, none without `companies`
+        /// (the server does not start then; deny by default all the same).
+        public var signedInCompanies: Set<CompanyID>? {
+            guard let companies else { return [] }
+            if companies == [Self.everyCompany] { return nil }
+            return Set(companies.compactMap(CompanyID.init))
+        }
 
         public init(
             issuer: String, clientIDs: [String], jwksFile: String? = nil, jwksURL: String? = nil, algorithms: [String]? = nil,
@@ -99,8 +111,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             init?(intValue: Int) { nil }
         }
 
-        /// Decoded strictly, as the settings file is: a misspelt `companies` would otherwise leave the
-        /// issuer free to sign in every company's users.
+        /// Decoded strictly, as the settings file is: a misspelt setting is refused, not ignored (a
+        /// misspelt `algorithms` would allow every algorithm).
         public init(from decoder: any Decoder) throws {
             let known = Set(CodingKeys.allCases.map(\.rawValue))
             if let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
@@ -323,13 +335,13 @@ public struct ServerConfiguration: Sendable, Equatable {
                         "OIDC issuer \(issuer.issuer): algorithms must be one or more of \(supported.joined(separator: ", "))")
                 }
             }
-            if let companies = issuer.companies {
-                guard !companies.isEmpty, companies.allSatisfy({ CompanyID($0) != nil }) else {
-                    throw ConfigurationError("OIDC issuer \(issuer.issuer): companies must be one or more company ids")
-                }
-            } else if oidcIssuers.count > 1 {
+            guard let companies = issuer.companies else {
                 throw ConfigurationError(
-                    "OIDC issuer \(issuer.issuer) needs companies: with more than one issuer, each names the companies it signs in")
+                    "OIDC issuer \(issuer.issuer) needs companies: the ids of the companies whose users it signs in "
+                        + "(bootstrap prints them), or [\"*\"] for every company's")
+            }
+            guard companies == [OIDCIssuer.everyCompany] || (!companies.isEmpty && companies.allSatisfy({ CompanyID($0) != nil })) else {
+                throw ConfigurationError("OIDC issuer \(issuer.issuer): companies must be one or more company ids, or [\"*\"] alone")
             }
         }
     }
