@@ -76,7 +76,9 @@ struct OIDCKeyTests {
         let directory = try TemporaryDirectory("unlockit-oidc-keys")
         let path = "\(directory.path)/jwks.json"
         try jwks.write(toFile: path, atomically: true, encoding: .utf8)
-        let harness = try Harness { $0.oidcIssuers = [.init(issuer: OIDCTests.issuer, clientIDs: [OIDCTests.clientID], jwksFile: path, companies: ["*"])] }
+        let harness = try Harness {
+            $0.oidcIssuers = [.init(issuer: OIDCTests.issuer, clientIDs: [OIDCTests.clientID], jwksFile: path, companies: ["*"])]
+        }
         return (harness, directory)
     }
 
