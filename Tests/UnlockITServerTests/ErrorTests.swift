@@ -69,6 +69,12 @@ struct ErrorTests {
                 (.get, "/api/v1/audit?actoin=unlock", nil, 400, "unknown_field"),
                 (.get, "/api/v1/audit?limit=5&limit=500", nil, 400, "invalid_field"),
                 (.get, "/api/v1/locks?rooms=00000000-0000-4000-8000-000000000000", nil, 400, "unknown_field"),
+                // A route that reads no query refuses one: a dry run or a filter there would be taken for real or ignored.
+                (.post, "/api/v1/users?dryRun=true", #"{"email":"dry@b.test","name":"D","role":"employee","securityLevel":1}"#, 400, "unknown_field"),
+                (.get, "/api/v1/rooms?name=Lab", nil, 400, "unknown_field"),
+                (.get, "/api/v1/users/00000000-0000-4000-8000-000000000000?fields=all", nil, 400, "unknown_field"),
+                (.delete, "/api/v1/rooms/00000000-0000-4000-8000-000000000000?force=1", nil, 400, "unknown_field"),
+                (.get, "/api/v1/me?x", nil, 400, "unknown_field"),
                 (.delete, "/api/v1/users/00000000-0000-4000-8000-000000000000", nil, 404, "user_not_found"),
                 (.delete, "/api/v1/rooms/00000000-0000-4000-8000-000000000000", nil, 404, "room_not_found"),
             ]
@@ -80,6 +86,14 @@ struct ErrorTests {
                 #expect(reply.json["type"] as? String == "urn:unlockit:problem:\(code)")
                 #expect(reply.json["status"] as? Int == status)
             }
+            // The user asked for with a query no route reads was not created; the routes that read one still do.
+            let users = try await api.get("/api/v1/users", admin)
+            let emails = (users.json["items"] as? [[String: any Sendable]])?.compactMap { $0["email"] as? String }
+            #expect(emails?.isEmpty == false && emails?.contains("dry@b.test") == false, "\(users)")
+            #expect(try await api.call(.get, "/api/v1/nothing-here?x=1", token: admin, raw: nil).status == 404)
+            #expect(try await api.call(.get, "/api/v1/locks?room=00000000-0000-4000-8000-000000000000", token: admin, raw: nil).status == 200)
+            #expect(try await api.call(.head, "/api/v1/locks?room=00000000-0000-4000-8000-000000000000", token: admin, raw: nil).status == 200)
+            #expect(try await api.call(.get, "/api/v1/audit?limit=1", token: admin, raw: nil).status == 200)
             let nullName = try await api.call(.patch, "/api/v1/users/00000000-0000-4000-8000-000000000000", token: admin, raw: #"{"name":null}"#)
             #expect(nullName.json["detail"] as? String == "name: must not be null")
             let nullRow = try await api.call(.post, "/api/v1/users/import", token: admin, raw: #"{"users":[{"email":"a@b.test","name":null}]}"#)

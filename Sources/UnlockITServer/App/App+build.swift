@@ -79,7 +79,8 @@ public enum UnlockITApp {
         router.add(middleware: ProblemMiddleware(metrics: services.metrics))
         OperationsController(services: services, brokerReady: brokerReady).addRoutes(to: router)
 
-        let api = router.group("api/v1")
+        let api = router.group("api/v1").add(
+            middleware: QueryParametersMiddleware(readers: ["GET /api/v1/locks", "GET /api/v1/audit", "POST /api/v1/users/import"]))
         let auth = AuthController(services: services)
         let me = MeController(services: services)
         auth.addRoutes(to: api)
