@@ -49,6 +49,12 @@ public struct UnlockITCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            // Done, but what it printed did not arrive: that is no success for whoever reads it.
+            if Terminal.lostOutput {
+                Terminal.error(l("error.prefix", l("error.output_lost")))
+                Terminal.error(l("hint.output_lost"))
+                Foundation.exit(ExitStatus.failure.rawValue)
+            }
             Foundation.exit(ExitStatus.success.rawValue)
         } catch let error as CLIError {
             Terminal.error(l("error.prefix", error.message))

@@ -23,12 +23,18 @@ struct CLIEndToEndTests {
 
         var credentialsPath: String { "\(home)/unlockit/credentials" }
 
+        /// Runs the CLI; with `stdoutTo`, its stdout goes to that file (`/dev/full`: every write fails).
         @discardableResult
-        func run(_ arguments: [String], stdin: [String] = [], environment: [String: String] = [:]) async throws -> Result {
+        func run(_ arguments: [String], stdin: [String] = [], environment: [String: String] = [:], stdoutTo: String? = nil) async throws -> Result {
             var env = ["XDG_CONFIG_HOME": home, "TZ": "UTC", "LANG": "C", "LC_ALL": "", "LC_MESSAGES": "", "UNLOCKIT_LANG": ""]
             for (key, value) in environment { env[key] = value }
-            let process = try ChildProcess(
-                try Binaries.path("unlockit"), ["--lang", language] + arguments, environment: env, name: "unlockit", separateErrors: true)
+            var command = (try Binaries.path("unlockit"), ["--lang", language] + arguments)
+            if let stdoutTo {
+                env["UNLOCKIT_TEST_STDOUT"] = stdoutTo
+                command = ("/bin/sh", [#"exec "$0" "$@" >"$UNLOCKIT_TEST_STDOUT""#, command.0] + command.1)
+                command.1.insert("-c", at: 0)
+            }
+            let process = try ChildProcess(command.0, command.1, environment: env, name: "unlockit", separateErrors: true)
             for line in stdin { process.send(line) }
             process.closeInput()
             let status = try await process.waitForExit(timeout: .seconds(60))
@@ -305,6 +311,52 @@ struct CLIEndToEndTests {
         let listed = try await admin.run(["rooms", "list"])
         #expect(listed.status == 7 && listed.stderr.contains(t["unreachable"]!), "\(listed)")
     }
+
+    @Test("A change answered unreadably says it was made and how to recover; output that cannot be written fails the command", arguments: ["en", "da"])
+    func unreadableAnswersAndLostOutput(language: String) async throws {
+        let directory = try TemporaryDirectory("unlockit-cli-unreadable")
+        defer { directory.remove() }
+        let clerk =
+            #"{"id":"00000000-0000-4000-8000-000000000001","email":"clerk@acme.test","name":"Clerk","role":"employee","#
+            + #""securityLevel":1,"enabled":true,"mustChangePassword":true,"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
+        let reception =
+            #"{"id":"00000000-0000-4000-8000-000000000002","name":"Reception","description":"","type":"office","bookable":false,"#
+            + #""requiredLevel":1,"authorizedUsers":[],"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
+        // Reads are answered as the server would; a password reset too; the other changes with a
+        // success whose body is not what the CLI expects (a newer server, a proxy's rewrite).
+        let server = try ScriptedHTTPServer { request in
+            if request.hasPrefix("GET /api/v1/users ") { return ScriptedHTTPServer.ok(json: #"{"items":[\#(clerk)]}"#) }
+            if request.hasPrefix("GET /api/v1/rooms/00000000-0000-4000-8000-000000000002 ") { return ScriptedHTTPServer.ok(json: reception) }
+            if request.hasPrefix("POST /api/v1/users/00000000-0000-4000-8000-000000000001/password ") {
+                return ScriptedHTTPServer.ok(json: #"{"initialPassword":"Shown-0nce-password"}"#)
+            }
+            return ScriptedHTTPServer.ok(json: #"{"surprise":true}"#)
+        }
+        defer { server.stop() }
+        let admin = try Self.signedInAdmin(home: "\(directory.path)/home", language: language, server: server.port)
+        let t = Self.unreadable[language]!
+
+        let added = try await admin.run(["users", "add", "--email", "new@acme.test", "--name", "New"])
+        #expect(added.status == 1 && added.stderr.contains(t["done"]!), "\(added)")
+        #expect(added.stderr.contains("unlockit users reset-password new@acme.test"), "\(added)")
+        let lock = try await admin.run(["locks", "add", "lock-odd", "--name", "Door", "--room", "00000000-0000-4000-8000-000000000002"])
+        #expect(lock.status == 1 && lock.stderr.contains(t["done"]!) && lock.stderr.contains("unlockit locks broker-password lock-odd"), "\(lock)")
+        let reissued = try await admin.run(["locks", "broker-password", "lock-odd", "--yes"])
+        #expect(reissued.status == 1 && reissued.stderr.contains(t["done"]!), "\(reissued)")
+        #expect(reissued.stderr.contains("unlockit locks broker-password lock-odd"), "\(reissued)")
+
+        // A readable answer whose password cannot be printed: not a success.
+        let shown = try await admin.run(["users", "reset-password", "clerk@acme.test", "--yes"])
+        #expect(shown.status == 0 && shown.stdout.contains("Shown-0nce-password"), "\(shown)")
+        let lost = try await admin.run(["users", "reset-password", "clerk@acme.test", "--yes"], stdoutTo: "/dev/full")
+        #expect(lost.status == 1 && lost.stderr.contains(t["outputLost"]!), "\(lost)")
+        #expect(lost.stderr.contains("unlockit users reset-password") && !lost.stderr.contains("Shown-0nce-password"), "\(lost)")
+    }
+
+    static let unreadable: [String: [String: String]] = [
+        "en": ["done": "The server made the change, but its answer could not be read.", "outputLost": "it is lost"],
+        "da": ["done": "Serveren foretog ændringen, men dens svar kunne ikke læses.", "outputLost": "det er tabt"],
+    ]
 
     @Test("A proxy's 502 or 504 to a change says it may have been made, to a read that it failed; a refused pairing says so")
     func aProxysGatewayErrorToAChange() async throws {

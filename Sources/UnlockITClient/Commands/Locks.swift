@@ -61,9 +61,9 @@ struct Locks: AsyncParsableCommand {
             let registered: RegisteredLockModel
             do {
                 registered = try await api.send("POST", "/api/v1/locks", ["id": id, "name": name, "roomId": foundRoom.id])
-            } catch let error as CLIError where error.answerLost {
+            } catch let error as CLIError where error.answerMissing {
                 // Its broker password was in the answer: a lock registered now has none anyone knows.
-                throw CLIError(l("error.lock_add_no_answer", id), hint: l("hint.lock_add_no_answer", id, id), status: error.status)
+                throw error.missingAnswer(noAnswer: l("error.lock_add_no_answer", id), hint: l("hint.lock_add_no_answer", id, id), l)
             }
             try context.output(registered) {
                 Locks.credentials(registered, done: l("locks.registered", registered.lock.id, foundRoom.name), next: l("locks.next_step", id), l)
@@ -169,8 +169,8 @@ struct Locks: AsyncParsableCommand {
             let reset: RegisteredLockModel
             do {
                 reset = try await api.send("POST", "/api/v1/locks/\(id)/broker-password")
-            } catch let error as CLIError where error.answerLost {
-                throw CLIError(l("error.broker_password_no_answer", id), hint: l("hint.broker_password_no_answer", id), status: error.status)
+            } catch let error as CLIError where error.answerMissing {
+                throw error.missingAnswer(noAnswer: l("error.broker_password_no_answer", id), hint: l("hint.broker_password_no_answer", id), l)
             }
             try context.output(reset) {
                 Locks.credentials(reset, done: l("locks.broker_password_reset", id), next: l("locks.broker_password_next_step"), l)

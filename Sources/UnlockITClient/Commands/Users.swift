@@ -63,10 +63,10 @@ struct Users: AsyncParsableCommand {
                 created = try await api.send(
                     "POST", "/api/v1/users",
                     Body(email: email, name: name, role: role, securityLevel: level, password: password, oidcOnly: oidcOnly ? true : nil))
-            } catch let error as CLIError where error.answerLost {
+            } catch let error as CLIError where error.answerMissing {
                 // A password the server chose would be lost with the answer.
                 let hint = password == nil && !oidcOnly ? l("hint.user_add_no_answer", email, email) : l("hint.user_add_no_answer_checked", email)
-                throw CLIError(l("error.user_add_no_answer", email), hint: hint, status: error.status)
+                throw error.missingAnswer(noAnswer: l("error.user_add_no_answer", email), hint: hint, l)
             }
             try context.output(created) {
                 var text = l("users.created", created.user.email)
@@ -178,9 +178,9 @@ struct Users: AsyncParsableCommand {
             let reset: PasswordResetModel
             do {
                 reset = try await api.send("POST", "/api/v1/users/\(found.id)/password", body)
-            } catch let error as CLIError where error.answerLost {
-                throw CLIError(
-                    l("error.password_reset_no_answer", found.email), hint: l("hint.password_reset_no_answer", found.email), status: error.status)
+            } catch let error as CLIError where error.answerMissing {
+                throw error.missingAnswer(
+                    noAnswer: l("error.password_reset_no_answer", found.email), hint: l("hint.password_reset_no_answer", found.email), l)
             }
             try context.output(reset) {
                 l("users.password_reset", found.email) + (reset.initialPassword.map { "\n" + l("users.initial_password", $0) } ?? "")

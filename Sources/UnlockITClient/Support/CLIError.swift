@@ -12,6 +12,20 @@ public struct CLIError: Error, Sendable {
     /// A change was sent, or may have been, and no answer came: whether the server made it is not
     /// known. Commands whose answer carries something shown once (a generated password) say so.
     public var answerLost = false
+    /// A change was answered with success, but the answer could not be read: the change was made,
+    /// and what the answer carried (a generated password) is lost.
+    public var answerUnreadable = false
+
+    /// The change's answer did not come, or came and could not be read.
+    var answerMissing: Bool { answerLost || answerUnreadable }
+
+    /// For a change whose answer carried something shown once: `noAnswer` (it may have been made)
+    /// when no answer came, or, when one came that could not be read, that the change was made;
+    /// `hint` says how to recover either way.
+    func missingAnswer(noAnswer message: String, hint: String, _ l: Localizer) -> CLIError {
+        guard answerUnreadable else { return CLIError(message, hint: hint, status: status) }
+        return CLIError(l("error.answer_unreadable_done"), hint: hint, status: .failure)
+    }
 
     public init(_ message: String, hint: String? = nil, status: ExitStatus = .failure) {
         self.message = message

@@ -62,11 +62,11 @@ struct ServerAPI: Sendable {
     }
 
     func send<T: Decodable>(_ method: String, _ path: String, _ body: some Encodable, as type: T.Type = T.self) async throws -> T {
-        try decode(try await call(method, path, body: try Self.encoder.encode(body)))
+        try decode(try await call(method, path, body: try Self.encoder.encode(body)), change: method != "GET")
     }
 
     func send<T: Decodable>(_ method: String, _ path: String, as type: T.Type = T.self) async throws -> T {
-        try decode(try await call(method, path, body: nil))
+        try decode(try await call(method, path, body: nil), change: method != "GET")
     }
 
     /// A call whose success has no body (204).
@@ -74,11 +74,15 @@ struct ServerAPI: Sendable {
         _ = try await call(method, path, body: try body.map { try Self.encoder.encode($0) })
     }
 
-    private func decode<T: Decodable>(_ data: Data) throws -> T {
+    /// The answer to a request that succeeded; for a `change`, one that cannot be read is marked
+    /// ``CLIError/answerUnreadable``: the change was made.
+    private func decode<T: Decodable>(_ data: Data, change: Bool = false) throws -> T {
         do {
             return try Self.decoder.decode(T.self, from: data)
         } catch {
-            throw CLIError(l("error.bad_response"), hint: l("hint.bad_response"), status: .failure)
+            var failure = CLIError(l("error.bad_response"), hint: l("hint.bad_response"), status: .failure)
+            failure.answerUnreadable = change
+            throw failure
         }
     }
 

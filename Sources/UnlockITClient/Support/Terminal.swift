@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import UnlockITCore
 import UnlockITLocalization
 
@@ -9,13 +10,28 @@ enum Terminal {
     static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// Set once a write to stdout failed (a full disk, a closed terminal): what the command printed,
+    /// perhaps a password shown once, is lost, and the command must not report success.
+    private static let outputLost = Atomic<Bool>(false)
+    static var lostOutput: Bool { outputLost.load(ordering: .relaxed) }
+
     static func write(_ text: String, to fd: Int32 = STDOUT_FILENO) {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written <= 0 { return }
-            offset += written
+            if written > 0 {
+                offset += written
+                continue
+            }
+            if written < 0 && errno == EINTR { continue }
+            // A descriptor left non-blocking by whatever reads it: wait for room, briefly.
+            if written < 0 && errno == EAGAIN {
+                usleep(1000)
+                continue
+            }
+            if fd == STDOUT_FILENO { outputLost.store(true, ordering: .relaxed) }
+            return
         }
     }
 
