@@ -312,7 +312,8 @@ struct CLIEndToEndTests {
         #expect(listed.status == 7 && listed.stderr.contains(t["unreachable"]!), "\(listed)")
     }
 
-    @Test("A change answered unreadably says it was made and how to recover; output that cannot be written fails the command", arguments: ["en", "da"])
+    @Test(
+        "A change answered unreadably says it was made and how to recover; output that cannot be written fails the command", arguments: ["en", "da"])
     func unreadableAnswersAndLostOutput(language: String) async throws {
         let directory = try TemporaryDirectory("unlockit-cli-unreadable")
         defer { directory.remove() }
