@@ -34,6 +34,10 @@ struct CommandContext: Sendable {
         else {
             throw CLIError(l("error.bad_server_url", url), hint: l("hint.no_server"), status: .usage)
         }
+        // A user name or password in it would be stored and shown with the address (whoami, errors).
+        guard parsed.user == nil && parsed.password == nil else {
+            throw CLIError(l("error.server_url_credentials"), hint: l("hint.server_url_credentials"), status: .usage)
+        }
         guard scheme == "https" || Self.isLoopback(host) else {
             throw CLIError(l("error.insecure_server", url), hint: l("hint.insecure_server"), status: .usage)
         }
