@@ -102,18 +102,19 @@ extension SQLiteStore {
     }
 
     public func setPassword(
-        _ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?, checking admin: AdminCheck?,
-        audit: AuditEvent
+        _ id: UserID, in company: CompanyID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?,
+        checking admin: AdminCheck?, audit: AuditEvent
     ) async throws {
         try await auditedWrite { db in
             if let admin { try Self.require(admin, db) }
             if let replacing {
-                let stored = try String.fetchOne(db, sql: #"SELECT passwordHash FROM "user" WHERE id = ?"#, arguments: [id.rawValue])
+                let stored = try String.fetchOne(
+                    db, sql: #"SELECT passwordHash FROM "user" WHERE id = ? AND companyId = ?"#, arguments: [id.rawValue, company.rawValue])
                 guard stored == replacing else { throw StoreError.credentialsChanged }
             }
             try db.execute(
-                sql: #"UPDATE "user" SET passwordHash = ?, mustChangePassword = ?, updatedAt = ? WHERE id = ?"#,
-                arguments: [hash, mustChange, audit.at, id.rawValue])
+                sql: #"UPDATE "user" SET passwordHash = ?, mustChangePassword = ?, updatedAt = ? WHERE id = ? AND companyId = ?"#,
+                arguments: [hash, mustChange, audit.at, id.rawValue, company.rawValue])
             guard db.changesCount == 1 else { throw StoreError.notFound }
             // A new password ends every other session: whoever knew the old one is signed out.
             try db.execute(

@@ -391,6 +391,29 @@ import UnlockITCore
         await #expect(throws: StoreError.lockRetired) { try await store.holdPendingKey(lock.id, in: company.id, sealedKey: [9], wrappedKey: [9]) }
     }
 
+    @Test func aPasswordIsSetOnlyForAUserOfTheCompanyNamed() async throws {
+        let (acme, admin) = try await makeCompany("Kappa")
+        let (globex, _) = try await makeCompany("Lambda")
+        let token: [UInt8] = Array(repeating: 3, count: 32)
+        _ = try await store.createSession(
+            Session(tokenHash: token, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
+        let before = try await store.credentials(email: admin.email)?.passwordHash
+        for replacing in [nil, before] {
+            await #expect(throws: StoreError.self) {
+                try await store.setPassword(
+                    admin.id, in: globex.id, hash: "taken over", mustChange: false, keepSession: nil, replacing: replacing, checking: nil,
+                    audit: audit(globex.id, .changePassword))
+            }
+        }
+        #expect(try await store.credentials(email: admin.email)?.passwordHash == before)
+        #expect(try await store.session(tokenHash: token)?.session.isValid(at: now) == true)
+        // Its own company's, it is set.
+        try await store.setPassword(
+            admin.id, in: acme.id, hash: "new", mustChange: false, keepSession: nil, replacing: nil, checking: nil,
+            audit: audit(acme.id, .changePassword))
+        #expect(try await store.credentials(email: admin.email)?.passwordHash == "new")
+    }
+
     @Test func aPasswordChangeRevokesTheOtherSessions() async throws {
         let (company, admin) = try await makeCompany("Iota")
         let keep: [UInt8] = Array(repeating: 1, count: 32)
@@ -400,7 +423,7 @@ import UnlockITCore
                 Session(tokenHash: hash, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
         }
         try await store.setPassword(
-            admin.id, hash: "new", mustChange: false, keepSession: keep, replacing: nil, checking: nil,
+            admin.id, in: company.id, hash: "new", mustChange: false, keepSession: keep, replacing: nil, checking: nil,
             audit: audit(company.id, .changePassword))
         #expect(try await store.session(tokenHash: keep)?.session.isValid(at: now) == true)
         #expect(try await store.session(tokenHash: other)?.session.isValid(at: now) == false)
@@ -417,7 +440,8 @@ import UnlockITCore
         }
         // The sign-in checked "old"; an admin's reset set "reset" while bcrypt ran: no session.
         try await store.setPassword(
-            dave.id, hash: "reset", mustChange: true, keepSession: nil, replacing: nil, checking: nil, audit: audit(company.id, .changePassword))
+            dave.id, in: company.id, hash: "reset", mustChange: true, keepSession: nil, replacing: nil, checking: nil,
+            audit: audit(company.id, .changePassword))
         await #expect(throws: StoreError.credentialsChanged) { _ = try await store.createSession(session(1), verifiedHash: "old") }
         #expect(try await store.session(tokenHash: session(1).tokenHash) == nil)
         // Against the hash as stored it starts, and returns the user as stored now.
@@ -426,7 +450,8 @@ import UnlockITCore
         // Nor does a change of one's own password that verified the old hash replace the reset one.
         await #expect(throws: StoreError.credentialsChanged) {
             try await store.setPassword(
-                dave.id, hash: "mine", mustChange: false, keepSession: nil, replacing: "old", checking: nil, audit: audit(company.id, .changePassword)
+                dave.id, in: company.id, hash: "mine", mustChange: false, keepSession: nil, replacing: "old", checking: nil,
+                audit: audit(company.id, .changePassword)
             )
         }
         #expect(try await store.credentials(email: dave.email)?.passwordHash == "reset")
@@ -487,7 +512,8 @@ import UnlockITCore
         }
         await #expect(throws: StoreError.adminRequired) {
             try await store.setPassword(
-                second.id, hash: "x", mustChange: true, keepSession: nil, replacing: nil, checking: check, audit: audit(company.id, .changePassword))
+                second.id, in: company.id, hash: "x", mustChange: true, keepSession: nil, replacing: nil, checking: check,
+                audit: audit(company.id, .changePassword))
         }
         // Signed out, or disabled: the session no longer counts.
         _ = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id)) { $0.role = .admin }
@@ -509,7 +535,7 @@ import UnlockITCore
         // A user's own new password: any role, but the session and the user must still be valid.
         func change(_ session: [UInt8]) async throws {
             try await store.setPassword(
-                admin.id, hash: "new", mustChange: false, keepSession: session, replacing: nil,
+                admin.id, in: company.id, hash: "new", mustChange: false, keepSession: session, replacing: nil,
                 checking: AdminCheck(session: session, company: company.id, at: now, needsAdmin: false), audit: audit(company.id, .changePassword))
         }
         await #expect(throws: StoreError.sessionEnded) { try await change(token) }  // disabled above

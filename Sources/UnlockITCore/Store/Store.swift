@@ -31,10 +31,10 @@ public protocol Store: Sendable {
     /// Sets a new password hash, and revokes every session of the user except `keepSession`.
     /// With `replacing`, only if the stored hash is still that one (the one the user's current
     /// password was just verified against; else ``StoreError/credentialsChanged``); with `admin`,
-    /// only if that admin still passes ``AdminCheck``.
+    /// only if that admin still passes ``AdminCheck``. A user not of `company` is ``StoreError/notFound``.
     func setPassword(
-        _ id: UserID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?, checking admin: AdminCheck?,
-        audit: AuditEvent) async throws
+        _ id: UserID, in company: CompanyID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?,
+        checking admin: AdminCheck?, audit: AuditEvent) async throws
     /// Stores a new hash of the same password (made at the current bcrypt cost) if the stored one is
     /// still `replacing`; sessions, flags and the audit log are untouched. Returns whether it did.
     func rehashPassword(_ id: UserID, hash: String, replacing: String) async throws -> Bool

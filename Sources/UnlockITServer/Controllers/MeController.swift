@@ -94,7 +94,8 @@ struct MeController {
         do {
             _ = try await services.overVerifiedHash(hash, email: identity.user.email, password: body.currentPassword, client: client) { verified in
                 try await services.store.setPassword(
-                    identity.user.id, hash: newHash, mustChange: false, keepSession: identity.tokenHash, replacing: verified,
+                    identity.user.id, in: identity.user.companyID, hash: newHash, mustChange: false, keepSession: identity.tokenHash,
+                    replacing: verified,
                     // Checked again as it is written: the user may have been disabled, or the session
                     // revoked, while the body arrived and bcrypt ran; the change must not land then.
                     checking: AdminCheck(session: identity.tokenHash, company: identity.user.companyID, at: services.clock.now(), needsAdmin: false),

@@ -326,7 +326,7 @@ struct UsersController {
         let hash = try await services.hasher.hash(body.password ?? generated!, client: services.client(of: request, context))
         do {
             try await services.store.setPassword(
-                id, hash: hash, mustChange: true, keepSession: nil, replacing: nil, checking: services.adminCheck(identity),
+                id, in: admin.companyID, hash: hash, mustChange: true, keepSession: nil, replacing: nil, checking: services.adminCheck(identity),
                 audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: .resetByAdmin, subject: id))
         } catch StoreError.notFound {
             throw APIError.notFound(.userNotFound)
