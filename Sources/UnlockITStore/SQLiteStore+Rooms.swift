@@ -92,10 +92,11 @@ extension SQLiteStore {
 
     public func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws {
         try await auditedWrite { db in
-            // Both must be of the caller's company; anything else is reported as missing.
-            guard try Self.roomExists(room, in: company, db),
-                try UserRecord.filter(Column("id") == user.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1
-            else { throw StoreError.notFound }
+            // Both must be of the caller's company; anything else is reported as missing, the room first.
+            guard try Self.roomExists(room, in: company, db) else { throw StoreError.roomNotFound }
+            guard try UserRecord.filter(Column("id") == user.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1 else {
+                throw StoreError.notFound
+            }
             let record = RoomAuthorizationRecord(roomId: room.rawValue, userId: user.rawValue)
             if authorized {
                 try record.insert(db, onConflict: .ignore)

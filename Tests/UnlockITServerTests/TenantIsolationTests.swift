@@ -37,6 +37,7 @@ struct TenantIsolationTests {
                 (.put, "/api/v1/rooms/\(roomB)/authorized-users/\(userA)", nil),
                 (.delete, "/api/v1/rooms/\(roomB)/authorized-users/\(userA)", nil),
                 (.put, "/api/v1/rooms/\(roomA)/authorized-users/\(userB)", nil),
+                (.delete, "/api/v1/rooms/\(roomA)/authorized-users/\(userB)", nil),
                 (.get, "/api/v1/locks/\(lockB)", nil),
                 (.patch, "/api/v1/locks/\(lockB)", ["name": "Mine now"]),
                 (.post, "/api/v1/locks/\(lockB)/activate", ["setupCode": "7KQ2-M9XD-4RTA-WZ3C"]),
@@ -54,6 +55,15 @@ struct TenantIsolationTests {
             let missing = try await api.get("/api/v1/users/\(UserID.generate())", adminA)
             let foreign = try await api.get("/api/v1/users/\(userB)", adminA)
             #expect(missing.body == foreign.body)
+            // On a room's list, the one that is missing to A is named: B's room, or B's user in A's room.
+            for (room, user, code) in [
+                (roomB, userA, "room_not_found"), (roomA, userB, "user_not_found"), (roomA, UserID.generate().rawValue, "user_not_found"),
+            ] {
+                for method in [HTTPRequest.Method.put, .delete] {
+                    let reply = try await api.call(method, "/api/v1/rooms/\(room)/authorized-users/\(user)", token: adminA, json: nil)
+                    #expect(reply.status == 404 && reply.code == code, "\(method) \(room) \(user): \(reply)")
+                }
+            }
 
             // Lists and the audit log show only A's.
             #expect(try await api.get("/api/v1/users", adminA).items.allSatisfy { ($0["email"] as? String)?.hasSuffix("alpha.test") == true })

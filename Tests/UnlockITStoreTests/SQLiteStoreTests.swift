@@ -86,9 +86,15 @@ import UnlockITCore
         await #expect(throws: StoreError.notFound) { _ = try await store.updateRoom(roomA.id, in: b.id, audit: audit(b.id)) { $0.name = "X" } }
         await #expect(throws: StoreError.notFound) { try await store.deleteUser(adminA.id, in: b.id, audit: audit(b.id)) }
         await #expect(throws: StoreError.notFound) { try await store.deleteRoom(roomA.id, in: b.id, audit: audit(b.id)) }
-        await #expect(throws: StoreError.notFound) {
+        // The room is looked for first, then the user.
+        await #expect(throws: StoreError.roomNotFound) {
             try await store.setAuthorization(user: adminA.id, room: roomA.id, in: b.id, authorized: true, audit: audit(b.id))
         }
+        let roomB = try await makeRoom(b.id, "Beta lab")
+        await #expect(throws: StoreError.notFound) {
+            try await store.setAuthorization(user: adminA.id, room: roomB.id, in: b.id, authorized: true, audit: audit(b.id))
+        }
+        #expect(try await store.room(roomB.id, in: b.id)?.authorizedUsers.isEmpty == true)
         await #expect(throws: StoreError.notFound) { try await store.retireLock(lockA.id, in: b.id, at: now, audit: audit(b.id)) }
         // A lock cannot be placed in another company's room.
         let sneaky = Lock(id: LockID("lock-beta")!, companyID: b.id, roomID: roomA.id, name: "Door", state: .registered, createdAt: now)

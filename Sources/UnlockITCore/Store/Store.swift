@@ -50,6 +50,9 @@ public protocol Store: Sendable {
     /// saved; only the editable fields are kept (name, description, type, bookable, level, updatedAt).
     func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws -> Room
     func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws
+    /// Puts `user` on `room`'s list or takes them off: ``StoreError/roomNotFound`` for a room not of
+    /// `company`, then ``StoreError/notFound`` for a user not of it. A change that changes nothing
+    /// writes no event.
     func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws
 
     // MARK: Locks

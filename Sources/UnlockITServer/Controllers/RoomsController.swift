@@ -143,9 +143,13 @@ struct RoomsController {
         let admin = try context.requireIdentity().user
         let room = try Self.roomID(context)
         let user = try UsersController.userID(context, "userId")
-        try await services.store.setAuthorization(
-            user: user, room: room, in: admin.companyID, authorized: authorized,
-            audit: services.audit(authorized ? .authorizeUser : .deauthorizeUser, by: admin, company: admin.companyID, room: room, subject: user))
+        do {
+            try await services.store.setAuthorization(
+                user: user, room: room, in: admin.companyID, authorized: authorized,
+                audit: services.audit(authorized ? .authorizeUser : .deauthorizeUser, by: admin, company: admin.companyID, room: room, subject: user))
+        } catch StoreError.notFound {
+            throw APIError.notFound(.userNotFound)
+        }
         guard let updated = try await services.store.room(room, in: admin.companyID) else { throw APIError.notFound(.roomNotFound) }
         return RoomResponse(updated)
     }
