@@ -20,6 +20,7 @@ import UnlockITLocalization
         "action.": Set(AuditAction.allCases.map(\.rawValue)),
         "outcome.": Set(AuditOutcome.allCases.map(\.rawValue)),
         "import.reason.": Set(Users.Import.RowReason.allCases.map(\.rawValue)),
+        "hint.id_token_invalid.": CLIError.idTokenReasons,
     ]
 
     /// Every key written literally in the CLI's source.

@@ -35,6 +35,31 @@ struct ServerAnswerTests {
         #expect(CLIError.problem("invalid_field", reason: nil, detail: nil, Localizer(.english)).message == "A value you gave is not valid.")
     }
 
+    @Test("Why an ID token failed says what to do about it, in both languages; an unknown reason gets the general hint")
+    func anIDTokensReasonChoosesTheHint() {
+        let reasons = [
+            "malformed", "unknown_issuer", "algorithm_not_allowed", "bad_signature", "wrong_audience", "expired", "email_not_verified", "reused",
+        ]
+        // The server's list, as the API document gives it.
+        #expect(Set(reasons) == CLIError.idTokenReasons)
+        for language in [Language.english, .danish] {
+            let l = Localizer(language)
+            let general = CLIError.problem("id_token_invalid", reason: nil, detail: nil, l)
+            #expect(general.hint == l("hint.id_token_invalid") && general.status == .notSignedIn)
+            var hints: Set<String> = []
+            for reason in reasons {
+                let error = CLIError.problem("id_token_invalid", reason: reason, detail: nil, l)
+                #expect(error.message == general.message && error.status == .notSignedIn)
+                #expect(error.hint != nil && error.hint != general.hint, "\(language) \(reason)")
+                hints.insert(error.hint ?? "")
+            }
+            #expect(hints.count == reasons.count, "\(language): two reasons share a hint")
+            #expect(CLIError.problem("id_token_invalid", reason: "new_in_a_later_server", detail: nil, l).hint == general.hint)
+        }
+        #expect(
+            CLIError.problem("id_token_invalid", reason: "wrong_audience", detail: nil, Localizer(.english)).hint?.contains("--client-id") == true)
+    }
+
     @Test func aProxysErrorPageExitsWithWhatItMeans() async throws {
         for (code, status) in [
             (502, ExitStatus.serverUnreachable), (503, .serverUnreachable), (401, .notSignedIn), (403, .forbidden), (418, .failure),

@@ -60,12 +60,25 @@ public struct CLIError: Error, Sendable {
             case .invalidField? where detail?.isEmpty == false: message = l("error.invalid_field_detail", detail ?? "")
             default: message = l(key)
             }
-            let hintKey = "hint.\(code)"
+            // Why an ID token failed decides what to do about it: a fresh token does not mend a wrong
+            // --client-id or an issuer the server does not trust.
+            let hintKey =
+                if code == ProblemCode.idTokenInvalid.rawValue, let reason, idTokenReasons.contains(reason) {
+                    "hint.\(code).\(reason)"
+                } else {
+                    "hint.\(code)"
+                }
             error = CLIError(message, hint: l.has(hintKey) ? l(hintKey) : nil, status: status)
         }
         error.problemCode = code
         return error
     }
+
+    /// The reasons the server gives with `id_token_invalid` (docs/api/openapi.json), each with a hint
+    /// of its own (`hint.id_token_invalid.<reason>`).
+    static let idTokenReasons: Set<String> = [
+        "malformed", "unknown_issuer", "algorithm_not_allowed", "bad_signature", "wrong_audience", "expired", "email_not_verified", "reused",
+    ]
 
     /// Why the access rule said no (or yes), as a phrase in the user's language.
     static func reasonText(_ reason: String, _ l: Localizer) -> String {
