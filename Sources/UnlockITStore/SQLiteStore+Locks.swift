@@ -152,12 +152,15 @@ extension SQLiteStore {
                 record.roomId = room.rawValue
             }
             if let name { record.name = name }
+            guard let after = record.lock else { throw StoreError.notFound }
+            // A change that changes nothing writes nothing, and no event.
+            let changes = AuditChange.between(before, after)
+            guard !changes.isEmpty else { return before }
             // Only these two: the presence columns belong to the gateway's writes.
             try db.execute(sql: #"UPDATE "lock" SET name = ?, roomId = ? WHERE id = ?"#, arguments: [record.name, record.roomId, record.id])
-            guard let after = record.lock else { throw StoreError.notFound }
             var event = audit
             event.roomID = after.roomID
-            try self.insertAudit(event, recording: AuditChange.between(before, after), db)
+            try self.insertAudit(event, recording: changes, db)
             return after
         }
     }

@@ -65,6 +65,9 @@ extension SQLiteStore {
             room.companyID = company
             room.authorizedUsers = stored.authorizedUsers
             room.createdAt = stored.createdAt
+            // A change that changes nothing writes nothing: no event, no new updatedAt.
+            let changes = AuditChange.between(stored, room)
+            guard !changes.isEmpty else { return stored }
             let record = RoomRecord(room)
             if record.nameKey == RoomName.key(stored.name) {
                 // The same name to a person (or a change of its case): the key stays as it is, NULL
@@ -75,7 +78,7 @@ extension SQLiteStore {
                 try Self.requireUniqueName(room, db)
                 try record.update(db)
             }
-            try self.insertAudit(audit, recording: AuditChange.between(stored, room), db)
+            try self.insertAudit(audit, recording: changes, db)
             return room
         }
     }

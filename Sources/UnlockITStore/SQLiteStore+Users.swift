@@ -68,6 +68,9 @@ extension SQLiteStore {
             let before = record.user
             var user = before
             try change(&user)
+            // A change that changes nothing writes nothing: no event, no new updatedAt.
+            let changes = AuditChange.between(before, user)
+            guard !changes.isEmpty else { return before }
             if record.email != user.email {
                 guard try UserRecord.filter(Column("email") == user.email).fetchCount(db) == 0 else { throw StoreError.emailTaken }
             }
@@ -85,7 +88,7 @@ extension SQLiteStore {
             record.updatedAt = user.updatedAt
             try record.update(db)
             try Self.requireAnAdmin(in: company, db)
-            try self.insertAudit(audit, recording: AuditChange.between(before, record.user), db)
+            try self.insertAudit(audit, recording: changes, db)
             return record.user
         }
     }

@@ -397,6 +397,38 @@ import UnlockITCore
         await #expect(throws: StoreError.lockRetired) { try await store.holdPendingKey(lock.id, in: company.id, sealedKey: [9], wrappedKey: [9]) }
     }
 
+    @Test func anEditThatChangesNothingWritesNothing() async throws {
+        let (company, admin) = try await makeCompany("Mu")
+        let room = try await makeRoom(company.id, "Lab")
+        let lock = Lock(id: LockID("lock-mu")!, companyID: company.id, roomID: room.id, name: "Door", state: .registered, createdAt: now)
+        try await store.createLock(lock)
+        func events() async throws -> Int { try await store.auditEvents(AuditQuery(companyID: company.id, limit: 1000)).count }
+        let before = try await events()
+        let later = now.addingTimeInterval(60)
+        // The same values again, with a new updatedAt: no event, and the stored updatedAt stays.
+        let user = try await store.updateUser(admin.id, in: company.id, audit: audit(company.id, .updateUser)) {
+            $0.name = admin.name
+            $0.updatedAt = later
+        }
+        #expect(user.updatedAt == now)
+        let sameRoom = try await store.updateRoom(room.id, in: company.id, audit: audit(company.id, .updateRoom)) {
+            $0.name = "Lab"
+            $0.updatedAt = later
+        }
+        #expect(sameRoom.updatedAt == now)
+        #expect(
+            try await store.updateLock(lock.id, in: company.id, name: "Door", room: room.id, audit: audit(company.id, .updateLock)).name == "Door")
+        #expect(try await events() == before)
+        #expect(try await store.room(room.id, in: company.id)?.updatedAt == now)
+        // A real change is written, and recorded once.
+        let renamed = try await store.updateRoom(room.id, in: company.id, audit: audit(company.id, .updateRoom)) {
+            $0.name = "Annex"
+            $0.updatedAt = later
+        }
+        #expect(renamed.name == "Annex" && renamed.updatedAt == later)
+        #expect(try await events() == before + 1)
+    }
+
     @Test func aPasswordIsSetOnlyForAUserOfTheCompanyNamed() async throws {
         let (acme, admin) = try await makeCompany("Kappa")
         let (globex, _) = try await makeCompany("Lambda")

@@ -25,7 +25,8 @@ public protocol Store: Sendable {
     /// Applies `change` to the user as stored, in one write transaction (two admins editing
     /// different fields at once both keep their edit), and returns the user as saved; only the
     /// editable fields are kept (email, name, role, level, enabled, updatedAt). Refuses to leave the
-    /// company without an enabled admin.
+    /// company without an enabled admin. A change that changes none of them writes nothing, no
+    /// event and no new updatedAt, and returns the user as stored.
     func updateUser(_ id: UserID, in company: CompanyID, audit: AuditEvent, change: (inout User) throws -> Void) async throws -> User
     func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws
     /// Sets a new password hash, and revokes every session of the user except `keepSession`.
@@ -48,6 +49,7 @@ public protocol Store: Sendable {
     func rooms(in company: CompanyID, authorizationsOf user: UserID) async throws -> [Room]
     /// Applies `change` to the room as stored, in one write transaction, and returns the room as
     /// saved; only the editable fields are kept (name, description, type, bookable, level, updatedAt).
+    /// A change that changes none of them writes nothing, and returns the room as stored.
     func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws -> Room
     func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws
     /// Puts `user` on `room`'s list or takes them off: ``StoreError/roomNotFound`` for a room not of
@@ -81,7 +83,8 @@ public protocol Store: Sendable {
     func pendingKey(_ id: LockID, in company: CompanyID) async throws -> (sealedKey: [UInt8], wrappedKey: [UInt8])?
     func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws
     /// Renames the lock and/or moves it to another room of its company (``StoreError/roomNotFound``);
-    /// a retired lock is not changed (``StoreError/lockRetired``). The event records what changed.
+    /// a retired lock is not changed (``StoreError/lockRetired``). The event records what changed; a
+    /// change that changes nothing writes nothing.
     func updateLock(_ id: LockID, in company: CompanyID, name: String?, room: RoomID?, audit: AuditEvent) async throws -> Lock
     /// Records what the broker says of locks' connections (the lock gateway batches these).
     func recordPresence(_ updates: [LockPresence]) async throws
