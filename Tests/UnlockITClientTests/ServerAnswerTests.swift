@@ -33,6 +33,11 @@ struct ServerAnswerTests {
         let da = CLIError.problem("invalid_field", reason: nil, detail: "name: 1–100 characters", Localizer(.danish))
         #expect(da.message == "En værdi, du angav, er ikke gyldig (serveren siger: name: 1–100 characters).")
         #expect(CLIError.problem("invalid_field", reason: nil, detail: nil, Localizer(.english)).message == "A value you gave is not valid.")
+        // A reason the catalogs put in words is said in them, with the option's name for the field.
+        let level = CLIError.problem("invalid_field", reason: nil, detail: "securityLevel: invalid_level", Localizer(.english))
+        #expect(level.message == "A value you gave is not valid (the server says: --level: the level must be a whole number from 0).")
+        let email = CLIError.problem("invalid_field", reason: nil, detail: "email: invalid_email", Localizer(.danish))
+        #expect(email.message.contains("--email: ") && !email.message.contains("invalid_email"), "\(email.message)")
     }
 
     @Test("Why an ID token failed says what to do about it, in both languages; an unknown reason gets the general hint")

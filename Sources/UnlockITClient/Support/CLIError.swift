@@ -57,7 +57,7 @@ public struct CLIError: Error, Sendable {
             case .accessDenied?: message = l(key, reasonText(reason ?? "", l))
             // Which field, and why, as the server put it (`name: 1–100 characters`): the API's field
             // names are the same in every language, and without them the message names nothing.
-            case .invalidField? where detail?.isEmpty == false: message = l("error.invalid_field_detail", detail ?? "")
+            case .invalidField? where detail?.isEmpty == false: message = l("error.invalid_field_detail", readable(detail ?? "", l))
             default: message = l(key)
             }
             // Why an ID token failed decides what to do about it: a fresh token does not mend a wrong
@@ -79,6 +79,18 @@ public struct CLIError: Error, Sendable {
     static let idTokenReasons: Set<String> = [
         "malformed", "unknown_issuer", "algorithm_not_allowed", "bad_signature", "wrong_audience", "expired", "email_not_verified", "reused",
     ]
+
+    /// A server's `field: reason` detail whose reason the catalogs put in words (`import.reason.*`),
+    /// with the option the CLI names the field by: `--level: the level must be a whole number from
+    /// 0`, not `securityLevel: invalid_level`. Any other detail as the server wrote it.
+    static func readable(_ detail: String, _ l: Localizer) -> String {
+        guard let colon = detail.firstRange(of: ": ") else { return detail }
+        let (field, reason) = (String(detail[..<colon.lowerBound]), String(detail[colon.upperBound...]))
+        guard Users.Import.RowReason(rawValue: reason) != nil else { return detail }
+        let option =
+            ["securityLevel": "--level", "email": "--email", "name": "--name", "role": "--role", "password": "--password-stdin"][field] ?? field
+        return "\(option): \(l("import.reason.\(reason)"))"
+    }
 
     /// Why the access rule said no (or yes), as a phrase in the user's language.
     static func reasonText(_ reason: String, _ l: Localizer) -> String {
