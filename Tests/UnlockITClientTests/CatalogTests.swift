@@ -55,6 +55,15 @@ import UnlockITLocalization
         }
     }
 
+    /// docs/cli.md: an error is one sentence and, on the next line, what to do. The import's
+    /// rejection is the exception: it lists each rejected row and why instead.
+    @Test func everyServerCodeSaysWhatToDo() {
+        for code in ProblemCode.allCases where code != .importRejected {
+            #expect(Self.english.entries["hint.\(code.rawValue)"] != nil, "no hint for \(code.rawValue)")
+            #expect(Self.danish.entries["hint.\(code.rawValue)"] != nil, "no Danish hint for \(code.rawValue)")
+        }
+    }
+
     @Test func noKeyIsUnused() {
         let problemCodes = Set(ProblemCode.allCases.map(\.rawValue))
         for key in Self.english.entries.keys {
