@@ -21,6 +21,7 @@ import UnlockITLocalization
         "outcome.": Set(AuditOutcome.allCases.map(\.rawValue)),
         "import.reason.": Set(Users.Import.RowReason.allCases.map(\.rawValue)),
         "hint.id_token_invalid.": CLIError.idTokenReasons,
+        "audit.reason.": Audit.personalReasons,
     ]
 
     /// Every key written literally in the CLI's source.

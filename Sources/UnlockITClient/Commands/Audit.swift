@@ -67,7 +67,7 @@ struct Audit: AsyncParsableCommand {
             table.add([
                 context.date(event.at), l.has("action.\(event.action)") ? l("action.\(event.action)") : event.action,
                 l.has("outcome.\(event.outcome)") ? l("outcome.\(event.outcome)") : event.outcome,
-                event.reason.map { CLIError.reasonText($0, l) } ?? "–", event.actorId.map { emails[$0] ?? $0 } ?? "–",
+                event.reason.map { Self.reasonText($0, l) } ?? "–", event.actorId.map { emails[$0] ?? $0 } ?? "–",
                 event.subjectId.map { emails[$0] ?? $0 } ?? "–", event.lockId ?? "–", event.roomId.map { roomNames[$0] ?? $0 } ?? "–",
                 Self.changes(event.changes ?? [], rooms: roomNames, context),
             ])
@@ -78,6 +78,16 @@ struct Audit: AsyncParsableCommand {
 }
 
 extension Audit {
+    /// The reasons the access rule gives in the second person, for the user it decides on
+    /// (`unlockit access`, a refused unlock); the audit log, which an admin reads, says them of the
+    /// user instead (`audit.reason.*`).
+    static let personalReasons: Set<String> = ["authorized_user", "level_sufficient", "level_too_low", "user_disabled"]
+
+    /// Why an event came out as it did, as the audit log says it.
+    static func reasonText(_ reason: String, _ l: Localizer) -> String {
+        personalReasons.contains(reason) ? l("audit.reason.\(reason)") : CLIError.reasonText(reason, l)
+    }
+
     /// What an admin change set, in the user's language: `Role: employee → admin; Level: 1 → 9`
     /// (a room by its name while it exists).
     static func changes(_ changes: [AuditChangeModel], rooms: [String: String], _ context: CommandContext) -> String {
