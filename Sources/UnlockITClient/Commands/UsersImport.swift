@@ -77,7 +77,7 @@ extension Users {
                 guard let errors = problem.errors, problem.code == ProblemCode.importRejected.rawValue else {
                     throw CLIError.problem(problem.code, reason: nil, detail: problem.detail, l)
                 }
-                throw Self.rejected(errors.map { Rejection(line: lines[$0.index], field: $0.field, reason: $0.reason) }, context)
+                throw try Self.rejected(Self.rejections(errors, lines: lines, l), context)
             } catch let error as CLIError where error.answerLost {
                 throw CLIError(l("error.import_no_answer"), hint: l("hint.import_answer_unreadable"), status: error.status)
             } catch is DecodingError {
@@ -192,6 +192,25 @@ extension Users {
                 }
             }
             return CLIError(l.plural("import.nothing_imported", count: rejections.count), hint: l("hint.import_fix"), status: .failure)
+        }
+
+        /// The server's rejections, by row index, as the file's lines: also the row a
+        /// `duplicate_in_file(index)` names. An index the file does not have is an answer that
+        /// cannot be read, not a crash.
+        static func rejections(_ errors: [ServerAPI.ImportRowError], lines: [Int], _ l: Localizer) throws -> [Rejection] {
+            func line(_ index: Int) throws -> Int {
+                guard lines.indices.contains(index) else { throw CLIError(l("error.bad_response"), hint: l("hint.bad_response"), status: .failure) }
+                return lines[index]
+            }
+            return try errors.map { error in
+                var reason = error.reason
+                if reason.hasPrefix("duplicate_in_file("), let first = Int(reason.dropFirst("duplicate_in_file(".count).dropLast()) {
+                    reason = "duplicate_in_file(\(try line(first)))"
+                }
+                // The file's column, as the rejections found here name it.
+                let field = error.field == "securityLevel" ? "level" : error.field
+                return Rejection(line: try line(error.index), field: field, reason: reason)
+            }
         }
 
         /// `duplicate_in_file(12)` is said with its line number; the rest from the catalog.
