@@ -43,6 +43,12 @@ struct SignInTests {
             #expect(fullwidth != initial)
             let folded = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": fullwidth])
             #expect(folded.code == "password_unchanged", "\(folded)")
+            // A new password that could never be set is refused before the current one is checked:
+            // it costs no bcrypt pass and no attempt, so ten of them lock nothing out (five would).
+            for _ in 0..<10 {
+                let refused = try await api.post("/api/v1/me/password", token, ["currentPassword": "not it at all", "newPassword": "short"])
+                #expect(refused.status == 400 && refused.code == "weak_password", "\(refused)")
+            }
 
             let changed = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": "a good long password"])
             #expect(changed.status == 204)

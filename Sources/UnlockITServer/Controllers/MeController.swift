@@ -56,6 +56,15 @@ struct MeController {
         guard let (_, hash) = try await services.store.credentials(email: identity.user.email), let hash else {
             throw APIError.conflict(.noPassword, "This account signs in with OpenID Connect only")
         }
+        // The cheap checks first: a new password that could never be set costs no bcrypt pass and no
+        // attempt against the limit. They compare only what the request gives, so they say nothing
+        // of the current password.
+        guard Validation.password(body.newPassword) else { throw APIError.weakPassword }
+        // Compared as they are hashed: a password in other characters that fold to the same (fullwidth
+        // digits and letters) is the same password, and would keep the one an admin gave.
+        guard !PasswordHasher.normalised(body.newPassword).utf8.elementsEqual(PasswordHasher.normalised(body.currentPassword).utf8) else {
+            throw APIError(.badRequest, code: .passwordUnchanged, title: "Choose a password different from the current one")
+        }
         // The current password is guessed against the same limit as sign-ins: a stolen session must
         // not become a way to try passwords without one (and then to take the account over).
         let attempt: SignInLimiter.Attempt
@@ -83,12 +92,6 @@ struct MeController {
                     .changePassword, by: identity.user, company: identity.user.companyID, outcome: .denied, reason: .wrongPassword,
                     subject: identity.user.id))
             throw APIError.wrongPassword
-        }
-        guard Validation.password(body.newPassword) else { throw APIError.weakPassword }
-        // Compared as they are hashed: a password in other characters that fold to the same (fullwidth
-        // digits and letters) is the same password, and would keep the one an admin gave.
-        guard !PasswordHasher.normalised(body.newPassword).utf8.elementsEqual(PasswordHasher.normalised(body.currentPassword).utf8) else {
-            throw APIError(.badRequest, code: .passwordUnchanged, title: "Choose a password different from the current one")
         }
         let newHash = try await services.hasher.hash(body.newPassword, client: client)
         do {
