@@ -1,6 +1,7 @@
 import Foundation
 import MQTT
 import Synchronization
+import UnlockITCore
 
 @testable import UnlockITServer
 
@@ -30,7 +31,14 @@ final class AgreeableBroker: CommandLink {
             let commands = message["commands"] as? [[String: Any]]
         else { return }
         sent.withLock { $0 += commands.compactMap { $0["command"] as? String } }
-        let responses: [[String: Any]] = commands.map { ["command": $0["command"] ?? "", "correlationData": $0["correlationData"] ?? ""] }
+        let responses: [[String: Any]] = commands.map { command in
+            var response: [String: Any] = ["command": command["command"] ?? "", "correlationData": command["correlationData"] ?? ""]
+            // Any account asked for is a lock's, with the lock's own role.
+            if command["command"] as? String == "getClient", let name = command["username"] as? String, let lock = LockID(name) {
+                response["data"] = ["client": ["username": name, "roles": [["rolename": BrokerAccounts.lockRole(lock)]]]]
+            }
+            return response
+        }
         guard let answer = try? JSONSerialization.data(withJSONObject: ["responses": responses]) else { return }
         let accounts = self.accounts.withLock { $0 }
         DispatchQueue.global().async {

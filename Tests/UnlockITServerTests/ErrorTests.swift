@@ -251,6 +251,33 @@ struct ErrorTests {
         }
     }
 
+    @Test("A new broker password is shown with its event queued, and not made while the audit log is behind")
+    func aNewBrokerPasswordIsAuditedThroughTheQueue() async throws {
+        for full in [false, true] {
+            let harness = try Harness(auditCapacity: full ? 0 : 10_000)
+            let (accounts, broker) = AgreeableBroker.make()
+            try await harness.run(over: try harness.services(accounts: accounts)) { api in
+                let admin = try await api.company("Rekey")
+                let room = try await api.createRoom(admin, "Lab")
+                let registered = try await api.post("/api/v1/locks", admin, ["id": "lock-rekey", "name": "Door", "roomId": room])
+                #expect(registered.status == 201, "\(registered)")
+                let before = broker.commands
+                let reply = try await api.post("/api/v1/locks/lock-rekey/broker-password", admin)
+                if full {
+                    // Nothing was changed that the log could not record: the broker was not asked.
+                    #expect(reply.status == 503 && reply.code == "server_busy", "\(reply)")
+                    #expect(broker.commands == before, "\(broker.commands)")
+                } else {
+                    #expect(reply.status == 200, "\(reply)")
+                    #expect((reply.json["mqtt"] as? [String: any Sendable])?["password"] as? String != nil, "\(reply)")
+                    #expect(broker.commands.count > before.count)
+                    let audit = try await api.get("/api/v1/audit?action=reset_lock_password", admin).items
+                    #expect(audit.count == 1 && audit.first?["outcome"] as? String == "success", "\(audit)")
+                }
+            }
+        }
+    }
+
     @Test func conflictsHaveTheirOwnCodes() async throws {
         let harness = try Harness()
         try await harness.run { api in

@@ -244,6 +244,9 @@ struct LocksController {
 
     private func resetBrokerPassword(_ id: LockID, by admin: User) async throws -> Registered {
         let lock = try await unretiredLock(id, of: admin)
+        // Its event is queued once the broker has the password (below), so the queue must have room
+        // before the broker is touched: a change made must not wait on a log that is behind.
+        guard services.store.auditHasRoom else { throw APIError.auditBehind }
         let password = Self.brokerPassword()
         do {
             try await services.accounts.resetLockPassword(id, password: password)
@@ -257,15 +260,9 @@ struct LocksController {
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not change the lock's password")
         }
         services.gateway.brokerDisconnected(id)
-        do {
-            try await services.store.append(
-                services.audit(.resetLockPassword, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
-        } catch {
-            // The broker holds the new password already; the log says so, the answer does not show it.
-            services.logger.error(
-                "the lock's broker password was changed but its audit event could not be recorded", metadata: ["lock": "\(id)", "error": "\(error)"])
-            throw error
-        }
+        // Queued, not awaited: the broker holds the new password already, and a failed write here
+        // would withhold it and leave the lock offline. The queue retries until the event is committed.
+        services.store.enqueue(services.audit(.resetLockPassword, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
         return Registered(lock: response(lock), mqtt: BrokerCredentials(broker: services.brokerURL, username: id.rawValue, password: password))
     }
 
