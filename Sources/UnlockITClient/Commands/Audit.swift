@@ -21,6 +21,8 @@ struct Audit: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...1000).contains(limit) else { throw ValidationError(L.current("error.bad_limit")) }
+        // An event id, as a page's end gives it: the server would refuse anything else, in English.
+        if let before, before < 1 { throw ValidationError(L.current("error.bad_before")) }
         for time in [from, to].compactMap({ $0 }) where Self.date(time) == nil {
             throw ValidationError(L.current("error.bad_time", time))
         }
