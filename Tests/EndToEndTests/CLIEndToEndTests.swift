@@ -278,17 +278,10 @@ struct CLIEndToEndTests {
     func lostAnswers(language: String) async throws {
         let directory = try TemporaryDirectory("unlockit-cli-lost")
         defer { directory.remove() }
-        let clerk =
-            #"{"id":"00000000-0000-4000-8000-000000000001","email":"clerk@acme.test","name":"Clerk","role":"employee","#
-            + #""securityLevel":1,"enabled":true,"mustChangePassword":true,"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
         // A server that answers what is read, and reads every change and closes without answering:
         // the change may have been made, and what it answered (a password chosen for a user) is lost.
-        let reception =
-            #"{"id":"00000000-0000-4000-8000-000000000002","name":"Reception","description":"","type":"office","bookable":false,"#
-            + #""requiredLevel":1,"authorizedUsers":[],"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
         let server = try ScriptedHTTPServer { request in
-            if request.hasPrefix("GET /api/v1/users ") { return ScriptedHTTPServer.ok(json: #"{"items":[\#(clerk)]}"#) }
-            if request.hasPrefix("GET /api/v1/rooms/00000000-0000-4000-8000-000000000002 ") { return ScriptedHTTPServer.ok(json: reception) }
+            if let read = Self.scriptedRead(request) { return read }
             return nil
         }
         defer { server.stop() }
@@ -320,17 +313,10 @@ struct CLIEndToEndTests {
     func unreadableAnswersAndLostOutput(language: String) async throws {
         let directory = try TemporaryDirectory("unlockit-cli-unreadable")
         defer { directory.remove() }
-        let clerk =
-            #"{"id":"00000000-0000-4000-8000-000000000001","email":"clerk@acme.test","name":"Clerk","role":"employee","#
-            + #""securityLevel":1,"enabled":true,"mustChangePassword":true,"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
-        let reception =
-            #"{"id":"00000000-0000-4000-8000-000000000002","name":"Reception","description":"","type":"office","bookable":false,"#
-            + #""requiredLevel":1,"authorizedUsers":[],"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
         // Reads are answered as the server would; a password reset too; the other changes with a
         // success whose body is not what the CLI expects (a newer server, a proxy's rewrite).
         let server = try ScriptedHTTPServer { request in
-            if request.hasPrefix("GET /api/v1/users ") { return ScriptedHTTPServer.ok(json: #"{"items":[\#(clerk)]}"#) }
-            if request.hasPrefix("GET /api/v1/rooms/00000000-0000-4000-8000-000000000002 ") { return ScriptedHTTPServer.ok(json: reception) }
+            if let read = Self.scriptedRead(request) { return read }
             if request.hasPrefix("POST /api/v1/users/00000000-0000-4000-8000-000000000001/password ") {
                 return ScriptedHTTPServer.ok(json: #"{"initialPassword":"Shown-0nce-password"}"#)
             }
@@ -400,6 +386,20 @@ struct CLIEndToEndTests {
         #expect(refused.stderr.contains("No email address was given.") && refused.stderr.contains("--email"), "\(refused)")
         try await Task.sleep(for: .milliseconds(100))
         #expect(server.accepted == 0)
+    }
+
+    /// A scripted server's answer to the reads the CLI makes before a change: the user list (with
+    /// clerk@acme.test) and the room Reception; nil for any other request.
+    static func scriptedRead(_ request: String) -> String? {
+        let clerk =
+            #"{"id":"00000000-0000-4000-8000-000000000001","email":"clerk@acme.test","name":"Clerk","role":"employee","#
+            + #""securityLevel":1,"enabled":true,"mustChangePassword":true,"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
+        let reception =
+            #"{"id":"00000000-0000-4000-8000-000000000002","name":"Reception","description":"","type":"office","bookable":false,"#
+            + #""requiredLevel":1,"authorizedUsers":[],"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
+        if request.hasPrefix("GET /api/v1/users ") { return ScriptedHTTPServer.ok(json: #"{"items":[\#(clerk)]}"#) }
+        if request.hasPrefix("GET /api/v1/rooms/00000000-0000-4000-8000-000000000002 ") { return ScriptedHTTPServer.ok(json: reception) }
+        return nil
     }
 
     /// An admin whose stored session names the scripted server on `port` (which checks no token).
