@@ -280,10 +280,7 @@ struct CLIEndToEndTests {
         defer { directory.remove() }
         // A server that answers what is read, and reads every change and closes without answering:
         // the change may have been made, and what it answered (a password chosen for a user) is lost.
-        let server = try ScriptedHTTPServer { request in
-            if let read = Self.scriptedRead(request) { return read }
-            return nil
-        }
+        let server = try ScriptedHTTPServer { Self.scriptedRead($0) }
         defer { server.stop() }
         let admin = try Self.signedInAdmin(home: "\(directory.path)/home", language: language, server: server.port)
         let csv = "\(directory.path)/staff.csv"
