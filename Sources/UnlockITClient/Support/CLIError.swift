@@ -74,11 +74,9 @@ public struct CLIError: Error, Sendable {
         return error
     }
 
-    /// The reasons the server gives with `id_token_invalid` (docs/api/openapi.json), each with a hint
-    /// of its own (`hint.id_token_invalid.<reason>`).
-    static let idTokenReasons: Set<String> = [
-        "malformed", "unknown_issuer", "algorithm_not_allowed", "bad_signature", "wrong_audience", "expired", "email_not_verified", "reused",
-    ]
+    /// The reasons the server gives with `id_token_invalid`, each with a hint of its own
+    /// (`hint.id_token_invalid.<reason>`).
+    static let idTokenReasons = Set(IDTokenRejection.allCases.map(\.rawValue))
 
     /// A server's `field: reason` detail whose reason the catalogs put in words (`import.reason.*`),
     /// with the option the CLI names the field by: `--level: the level must be a whole number from

@@ -38,17 +38,18 @@ public final class OIDCVerifier: Sendable {
         case emailNotVerified
         case keysUnavailable
 
-        /// As the 511 answer's `reason` says it (snake_case, as every reason of the API).
-        public var reason: String {
+        /// As the 511 answer's `reason` says it; nil for keys that could not be loaded, which is not
+        /// the token's fault (503).
+        public var rejection: IDTokenRejection? {
             switch self {
-            case .malformed: "malformed"
-            case .unknownIssuer: "unknown_issuer"
-            case .algorithmNotAllowed: "algorithm_not_allowed"
-            case .badSignature: "bad_signature"
-            case .wrongAudience: "wrong_audience"
-            case .expired: "expired"
-            case .emailNotVerified: "email_not_verified"
-            case .keysUnavailable: "keys_unavailable"
+            case .malformed: .malformed
+            case .unknownIssuer: .unknownIssuer
+            case .algorithmNotAllowed: .algorithmNotAllowed
+            case .badSignature: .badSignature
+            case .wrongAudience: .wrongAudience
+            case .expired: .expired
+            case .emailNotVerified: .emailNotVerified
+            case .keysUnavailable: nil
             }
         }
     }

@@ -115,7 +115,7 @@ struct AuthController {
         } catch {
             services.metrics.signIn(outcome: "id_token_invalid")
             var problem = APIError.idTokenInvalid
-            problem.reason = error.reason
+            problem.reason = error.rejection?.rawValue
             throw problem
         }
         guard let email = Validation.email(identity.email), let (user, _) = try await services.store.credentials(email: email) else {
@@ -154,7 +154,7 @@ struct AuthController {
                 services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .idTokenReused, subject: user.id))
             services.metrics.signIn(outcome: "id_token_reused")
             var problem = APIError.idTokenInvalid
-            problem.reason = "reused"
+            problem.reason = IDTokenRejection.reused.rawValue
             throw problem
         }
         guard user.enabled else { try await refuseDisabled() }
