@@ -204,20 +204,22 @@ extension Users {
             }
             return try errors.map { error in
                 var reason = error.reason
-                if reason.hasPrefix("duplicate_in_file("), let first = Int(reason.dropFirst("duplicate_in_file(".count).dropLast()) {
-                    reason = "duplicate_in_file(\(try line(first)))"
-                }
+                if let first = duplicateOf(reason) { reason = "duplicate_in_file(\(try line(first)))" }
                 // The file's column, as the rejections found here name it.
                 let field = error.field == "securityLevel" ? "level" : error.field
                 return Rejection(line: try line(error.index), field: field, reason: reason)
             }
         }
 
+        /// The row or line a `duplicate_in_file(n)` reason names; nil for any other reason.
+        static func duplicateOf(_ reason: String) -> Int? {
+            guard reason.hasPrefix("duplicate_in_file("), reason.hasSuffix(")") else { return nil }
+            return Int(reason.dropFirst("duplicate_in_file(".count).dropLast())
+        }
+
         /// `duplicate_in_file(12)` is said with its line number; the rest from the catalog.
         static func reasonText(_ reason: String, _ l: Localizer) -> String {
-            if reason.hasPrefix("duplicate_in_file("), let number = Int(reason.dropFirst("duplicate_in_file(".count).dropLast()) {
-                return l("import.reason.duplicate", number)
-            }
+            if let number = duplicateOf(reason) { return l("import.reason.duplicate", number) }
             return l.has("import.reason.\(reason)") ? l("import.reason.\(reason)") : reason
         }
     }
