@@ -6,14 +6,18 @@ public final class TestServer: Sendable {
     public let environment: [String: String]
     public let process: ChildProcess
     public let port: Int
+    /// The operations listener's port: `/healthz` and `/metrics`.
+    public let operationsPort: Int
     public var api: APIClient { APIClient(baseURL: "http://127.0.0.1:\(port)") }
+    public var operations: APIClient { APIClient(baseURL: "http://127.0.0.1:\(operationsPort)") }
     public var databasePath: String { environment["UNLOCKIT_DATABASE"]! }
 
-    private init(directory: String, environment: [String: String], process: ChildProcess, port: Int) {
+    private init(directory: String, environment: [String: String], process: ChildProcess, port: Int, operationsPort: Int) {
         self.directory = directory
         self.environment = environment
         self.process = process
         self.port = port
+        self.operationsPort = operationsPort
     }
 
     public static func environment(broker: TestBroker, directory: String, extra: [String: String] = [:]) -> [String: String] {
@@ -22,24 +26,33 @@ public final class TestServer: Sendable {
             "UNLOCKIT_MQTT_URL": broker.url,
             "UNLOCKIT_MQTT_PASSWORD_FILE": broker.passwordFile,
             "UNLOCKIT_HTTP_PORT": "0",
+            "UNLOCKIT_OPERATIONS_PORT": "0",
             "UNLOCKIT_LOG_LEVEL": "info",
         ]
         for (key, value) in extra { environment[key] = value }
         return environment
     }
 
-    /// Starts the server and waits until `/healthz` says it is connected to the broker.
+    /// Starts the server and waits until `/healthz` (on the operations listener) says it is
+    /// connected to the broker.
     public static func start(broker: TestBroker, directory: String, extra: [String: String] = [:]) async throws -> TestServer {
         let environment = environment(broker: broker, directory: directory, extra: extra)
-        let portFile = "\(directory)/port-\(UUID().uuidString.prefix(6))"
-        let process = try ChildProcess(try Binaries.path("unlockit-server"), ["serve", "--port-file", portFile], environment: environment)
-        var port = 0
-        try await Network.waitUntil("the server's port file") {
-            guard process.isRunning else { throw HarnessError("unlockit-server exited: \(process.output.suffix(20))") }
-            port = Int((try? String(contentsOfFile: portFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
-            return port > 0
+        let tag = UUID().uuidString.prefix(6)
+        let portFile = "\(directory)/port-\(tag)"
+        let operationsPortFile = "\(directory)/operations-port-\(tag)"
+        let process = try ChildProcess(
+            try Binaries.path("unlockit-server"), ["serve", "--port-file", portFile, "--operations-port-file", operationsPortFile],
+            environment: environment)
+        func port(in file: String) -> Int {
+            Int((try? String(contentsOfFile: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
         }
-        let server = TestServer(directory: directory, environment: environment, process: process, port: port)
+        var ports = (api: 0, operations: 0)
+        try await Network.waitUntil("the server's port files") {
+            guard process.isRunning else { throw HarnessError("unlockit-server exited: \(process.output.suffix(20))") }
+            ports = (port(in: portFile), port(in: operationsPortFile))
+            return ports.api > 0 && ports.operations > 0
+        }
+        let server = TestServer(directory: directory, environment: environment, process: process, port: ports.api, operationsPort: ports.operations)
         try await server.waitUntilHealthy()
         return server
     }
@@ -48,7 +61,7 @@ public final class TestServer: Sendable {
     /// once took over 15 s to report healthy on a freshly built clone.
     public func waitUntilHealthy(timeout: Duration = .seconds(60)) async throws {
         try await Network.waitUntil("the server to be healthy", timeout: timeout) {
-            (try? await api.get("/healthz").status) == 200
+            (try? await operations.get("/healthz").status) == 200
         }
     }
 

@@ -115,7 +115,7 @@ final class BenchSite: Sendable {
         }
         for fleet in fleets { try await fleet.waitForLine(containing: "\"connected\"", timeout: .seconds(900)) }
         try await Network.waitUntil("every lock online", timeout: .seconds(120)) {
-            let health = try await client.get("/healthz")
+            let health = try await server.operations.get("/healthz")
             return (health.json["locksOnline"] as? Int ?? 0) >= count
         }
 

@@ -11,8 +11,11 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var settings: ConfigOptions
 
-    @Option(help: "Write the HTTP port the server bound (useful with UNLOCKIT_HTTP_PORT=0) to this file.")
+    @Option(help: "Write the API's port the server bound (useful with UNLOCKIT_HTTP_PORT=0) to this file.")
     var portFile: String?
+
+    @Option(help: "Write the operations listener's port (/healthz, /metrics) to this file (useful with UNLOCKIT_OPERATIONS_PORT=0).")
+    var operationsPortFile: String?
 
     func run() async throws {
         let configuration = try settings.load()
@@ -25,14 +28,18 @@ struct Serve: AsyncParsableCommand {
             path: configuration.databasePath,
             onAuditFailure: { error in logger.error("could not write audit events; retrying", metadata: ["error": "\(error)"]) })
         let masterKey = try await MasterKeyCheck.load(configuration: configuration, store: store, logger: logger)
-        let portFile = self.portFile
+        let portFiles: [UnlockITApp.Listener: String] = [.api: portFile, .operations: operationsPortFile].compactMapValues { $0 }
         let app = try UnlockITApp.build(
             .init(configuration: configuration, store: store, masterKey: masterKey, logger: logger),
-            onServerRunning: { port in
+            onListening: { listener, port in
+                let host = listener == .api ? configuration.httpHost : configuration.operationsHost
+                let url = host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
                 logger.notice(
                     "unlockit-server listening",
-                    metadata: ["url": "http://\(configuration.httpHost):\(port)", "startup": "\(started.duration(to: .now))"])
-                if let portFile { try? "\(port)\n".write(toFile: portFile, atomically: true, encoding: .utf8) }
+                    metadata: [
+                        "listener": "\(listener.rawValue)", "url": "\(url)", "startup": "\(started.duration(to: .now))",
+                    ])
+                if let file = portFiles[listener] { try? "\(port)\n".write(toFile: file, atomically: true, encoding: .utf8) }
             })
         do {
             try await app.runService()

@@ -63,7 +63,7 @@ struct AccessEndToEndTests {
             #expect(spoofed.status == 429)
             // Another client is not affected.
             #expect(try await signIn(from: "203.0.113.10").status == 401)
-            let metrics = try await site.api.get("/metrics").text
+            let metrics = try await site.server.operations.get("/metrics").text
             #expect(metrics.contains(#"unlockit_sign_ins_total{outcome="client_limited"} 2"#), "\(metrics)")
         }
     }

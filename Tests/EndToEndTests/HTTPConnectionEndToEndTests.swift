@@ -54,18 +54,18 @@ struct HTTPConnectionEndToEndTests {
         try await Site.with(serverEnvironment: ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "1"]) { site in
             // A request's head that never ends: the connection is closed, not held.
             let stalled = try RawConnection(port: site.server.port)
-            try stalled.send("GET /healthz HTTP/1.1\r\nHost: unlockit\r\n")
+            try stalled.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\n")
             let cut = try #require(stalled.readUntilClosed(limit: .seconds(10)), "a half-sent request kept its connection open")
             #expect(cut.after >= .milliseconds(900), "closed after \(cut.after), before the idle timeout")
 
             // A keep-alive connection whose client has nothing more to ask: answered, then closed.
             let idle = try RawConnection(port: site.server.port)
-            try idle.send("GET /healthz HTTP/1.1\r\nHost: unlockit\r\n\r\n")
+            try idle.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\n\r\n")
             let answered = try #require(idle.readUntilClosed(limit: .seconds(10)), "an idle connection was kept open")
             #expect(answered.text.hasPrefix("HTTP/1.1 200"), "\(answered.text)")
 
             // Requests that keep coming are served as before.
-            #expect(try await site.api.get("/healthz").status == 200)
+            #expect(try await site.api.get("/api/v1/openapi.json").status == 200)
         }
     }
 
@@ -88,7 +88,7 @@ struct HTTPConnectionEndToEndTests {
             }
             let after = try #require(closedAfter, "a trickling request kept its connection for 10 s")
             #expect(after >= .milliseconds(1500), "closed after \(after), before the request timeout")
-            #expect(try await site.api.get("/healthz").status == 200)
+            #expect(try await site.api.get("/api/v1/openapi.json").status == 200)
         }
     }
 
@@ -104,14 +104,14 @@ struct HTTPConnectionEndToEndTests {
             let refused = try #require(fourth.readUntilClosed(limit: .seconds(2)), "a fourth connection of one client was kept")
             #expect(refused.text.isEmpty && refused.after < .seconds(1), "\(refused)")
             // The three it holds are served.
-            try held[0].send("GET /healthz HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
+            try held[0].send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
             let answer = try #require(held[0].readUntilClosed(limit: .seconds(5)), "no answer on a held connection")
             #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
             // One closed (the server ended its side; now the client does), another may open.
             held.removeFirst()
             try await Task.sleep(for: .milliseconds(200))
             let fifth = try RawConnection(port: site.server.port)
-            try fifth.send("GET /healthz HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
+            try fifth.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
             let served = try #require(fifth.readUntilClosed(limit: .seconds(5)), "no answer once a place was free")
             #expect(served.text.hasPrefix("HTTP/1.1 200"), "\(served.text)")
         }

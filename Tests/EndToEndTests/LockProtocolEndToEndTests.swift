@@ -589,7 +589,7 @@ struct LockProtocolEndToEndTests {
             }
             try await Network.waitUntil("the lock to count the malformed commands") { try await lock.stats()["malformed"] == garbage.count }
             try await Network.waitUntil("the server to count malformed events") {
-                let metrics = try await site.api.get("/metrics").text
+                let metrics = try await site.server.operations.get("/metrics").text
                 let line = metrics.split(separator: "\n").first { $0.hasPrefix("unlockit_mqtt_malformed_messages_total") }
                 return Double(line?.split(separator: " ").last ?? "0") ?? 0 >= Double(garbage.count * 2 - 1)
             }

@@ -128,7 +128,7 @@ struct ErrorTests {
                 (.put, "/api/v1/locks/lock-front/unlock", "POST"),
                 (.post, "/api/v1/users/00000000-0000-4000-8000-000000000000", "DELETE, GET, HEAD, PATCH"),
                 (.trace, "/api/v1/audit", "GET, HEAD"),
-                (.options, "/healthz", "GET, HEAD"),
+                (.options, "/api/v1/openapi.json", "GET, HEAD"),
                 // The router takes the literal route, not `/users/{id}`: only that route's methods.
                 (.get, "/api/v1/users/import", "POST"),
                 (.put, "/api/v1/rooms/00000000-0000-4000-8000-000000000000/authorized-users", ""),
@@ -149,11 +149,39 @@ struct ErrorTests {
             // Without a token too: what a path answers is no secret, and the route was never reached.
             #expect(try await api.call(.delete, "/api/v1/rooms").status == 405)
             // HEAD wherever GET is: the same status and headers, no body.
-            let head = try await api.call(.head, "/healthz")
-            #expect(head.status == 200 || head.status == 503)
+            let head = try await api.call(.head, "/api/v1/openapi.json")
+            #expect(head.status == 200)
             #expect(head.body.isEmpty)
             #expect(try await api.call(.head, "/api/v1/users", token: admin).status == 200)
             #expect(try await api.call(.head, "/api/v1/users").status == 401)
+        }
+    }
+
+    @Test("The operations listener: /healthz and /metrics with HEAD, 405 for other methods, nothing of the API")
+    func operationsRoutes() async throws {
+        let harness = try Harness()
+        try await harness.runOperations { api in
+            // The harness's broker is never reached: degraded, and said so.
+            let health = try await api.call(.get, "/healthz")
+            #expect(health.status == 503)
+            #expect(health.json["broker"] as? String == "disconnected" && health.json["database"] as? String == "ok")
+            let head = try await api.call(.head, "/healthz")
+            #expect(head.status == 503 && head.body.isEmpty)
+            let metrics = try await api.call(.get, "/metrics")
+            #expect(metrics.status == 200 && String(decoding: metrics.body, as: UTF8.self).contains("unlockit_locks_online"))
+            #expect(metrics.headers[.cacheControl] == "no-store")
+            for path in ["/healthz", "/metrics"] {
+                let reply = try await api.call(.post, path)
+                #expect(reply.status == 405 && reply.headers[.allow] == "GET, HEAD", "\(path): \(reply)")
+            }
+            for path in ["/api/v1/openapi.json", "/api/v1/auth/sign-in", "/api/v1/users"] {
+                let reply = try await api.call(.get, path)
+                #expect(reply.status == 404 && reply.code == "route_not_found", "\(path): \(reply)")
+            }
+        }
+        try await harness.runOperations(brokerReady: { true }) { api in
+            let health = try await api.call(.get, "/healthz")
+            #expect(health.status == 200 && health.json["status"] as? String == "ok", "\(health)")
         }
     }
 

@@ -40,6 +40,8 @@ struct Harness {
         configuration.databasePath = "\(directory.path)/unlockit.sqlite"
         configuration.mqttURL = "mqtt://127.0.0.1:\(try Network.freePort())"
         configuration.mqttPassword = "unused"
+        // Tests run at once, each with its own operations listener.
+        configuration.operationsPort = 0
         configuration.bcryptCost = Self.bcryptCost
         adjust(&configuration)
     }
@@ -109,7 +111,13 @@ struct Harness {
     /// Runs `body` against the router alone over `services`, which the test holds too (their turns,
     /// their limiters); the broker is never reached.
     func run(over services: AppServices, _ body: @Sendable (API) async throws -> Void) async throws {
-        let app = Application(router: UnlockITApp.buildRouter(services: services, brokerReady: { false }))
+        let app = Application(router: UnlockITApp.buildRouter(services: services))
+        try await app.test(.router) { client in try await body(API(client: client, harness: self)) }
+    }
+
+    /// Runs `body` against the operations listener's router alone (`/healthz`, `/metrics`).
+    func runOperations(brokerReady: @escaping @Sendable () -> Bool = { false }, _ body: @Sendable (API) async throws -> Void) async throws {
+        let app = Application(router: UnlockITApp.buildOperationsRouter(services: try services(), brokerReady: brokerReady))
         try await app.test(.router) { client in try await body(API(client: client, harness: self)) }
     }
 

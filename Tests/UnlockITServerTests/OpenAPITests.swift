@@ -18,18 +18,33 @@ import UnlockITCore
             let paths = try #require(document["paths"] as? [String: [String: any Sendable]])
             var documented: Set<String> = []
             for (path, operations) in paths {
-                for method in operations.keys { documented.insert("\(method.uppercased()) \(path)") }
+                // A path item's other keys (`servers`) are not operations.
+                for method in operations.keys where method != "servers" { documented.insert("\(method.uppercased()) \(path)") }
             }
 
-            let router = UnlockITApp.buildRouter(services: try harness.services(), brokerReady: { false })
-            let routed = Set(
-                router.routes.map { route in
-                    // Hummingbird writes a parameter as the document does: `{id}`.
-                    "\(route.method.rawValue) /\(route.path.components.map(\.description).joined(separator: "/"))"
-                })
+            // Every operation is on one listener's router, and the document says which: the
+            // operations listener's paths name their own server.
+            func routes(_ router: Router<AppContext>) -> Set<String> {
+                Set(
+                    router.routes.map { route in
+                        // Hummingbird writes a parameter as the document does: `{id}`.
+                        "\(route.method.rawValue) /\(route.path.components.map(\.description).joined(separator: "/"))"
+                    })
+            }
+            let services = try harness.services()
+            let apiRoutes = routes(UnlockITApp.buildRouter(services: services))
+            let operationsRoutes = routes(UnlockITApp.buildOperationsRouter(services: services, brokerReady: { false }))
+            #expect(operationsRoutes == ["GET /healthz", "GET /metrics"])
+            #expect(apiRoutes.isDisjoint(with: operationsRoutes), "on both listeners: \(apiRoutes.intersection(operationsRoutes).sorted())")
+            let routed = apiRoutes.union(operationsRoutes)
             #expect(routed.subtracting(documented).isEmpty, "routes missing from the document: \(routed.subtracting(documented).sorted())")
             #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
-            #expect(routed.count > 25)
+            for (path, item) in paths {
+                let servers = (item["servers"] as? [[String: any Sendable]])?.compactMap { $0["url"] as? String }
+                let onOperations = operationsRoutes.contains { $0.hasSuffix(" \(path)") }
+                #expect(servers == (onOperations ? ["http://127.0.0.1:8081"] : nil), "\(path): \(servers ?? [])")
+            }
+            #expect(apiRoutes.count > 25)
         }
     }
 

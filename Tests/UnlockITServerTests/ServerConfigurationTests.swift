@@ -20,6 +20,42 @@ import UnlockITCore
         }
     }
 
+    @Test("The operations listener is on 127.0.0.1:8081 unless told otherwise, in the file or the environment")
+    func theOperationsListenerHasItsOwnAddress() throws {
+        let defaults = try ServerConfiguration.load(file: nil, environment: [:])
+        #expect(defaults.operationsHost == "127.0.0.1" && defaults.operationsPort == 8081)
+        #expect(defaults.httpPort != defaults.operationsPort)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("server.json")
+        try Data(#"{"operationsHost":"10.0.0.5","operationsPort":9100}"#.utf8).write(to: file)
+        let fromFile = try ServerConfiguration.load(file: file.path, environment: [:])
+        #expect(fromFile.operationsHost == "10.0.0.5" && fromFile.operationsPort == 9100)
+        let fromEnvironment = try ServerConfiguration.load(
+            file: file.path, environment: ["UNLOCKIT_OPERATIONS_HOST": "::1", "UNLOCKIT_OPERATIONS_PORT": "0"])
+        #expect(fromEnvironment.operationsHost == "::1" && fromEnvironment.operationsPort == 0)
+    }
+
+    @Test("The operations listener cannot share the API's address, nor have a port out of range")
+    func theOperationsListenerIsRefusedOnTheAPIsAddress() throws {
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OPERATIONS_PORT": "8080"])
+        } throws: { "\($0)".contains("the operations port must differ from the HTTP port") }
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OPERATIONS_PORT": "65536"])
+        } throws: { "\($0)".contains("the operations port must be 0–65535") }
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OPERATIONS_PORT": "metrics"])
+        } throws: { "\($0)".contains("UNLOCKIT_OPERATIONS_PORT must be a whole number") }
+        // The same port on another address, or both picked by the kernel, is no clash.
+        let elsewhere = try ServerConfiguration.load(
+            file: nil, environment: ["UNLOCKIT_OPERATIONS_PORT": "8080", "UNLOCKIT_OPERATIONS_HOST": "10.0.0.5"])
+        #expect(elsewhere.operationsPort == 8080)
+        let picked = try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_HTTP_PORT": "0", "UNLOCKIT_OPERATIONS_PORT": "0"])
+        #expect(picked.httpPort == 0 && picked.operationsPort == 0)
+    }
+
     static let acme = "0b9a3b3e-8d4c-4a0e-9a57-2f1c6a9d0b11"
     static let globex = "7c2e4f1a-5b6d-4e8f-8a9b-0c1d2e3f4a5b"
 

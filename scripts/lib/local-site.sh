@@ -49,20 +49,22 @@ start_local_broker() {
 }
 
 # start_local_server: the server on $STATE/data, connected to the broker above; exports what the
-# server and the CLI read, and sets SERVER once /healthz answers.
+# server and the CLI read, and sets SERVER (the API) and OPERATIONS (/healthz, /metrics) once
+# /healthz answers.
 start_local_server() {
     export UNLOCKIT_DATABASE="$STATE/data/unlockit.sqlite"
     export UNLOCKIT_MQTT_URL="mqtt://127.0.0.1:$BROKER_PORT"
     export UNLOCKIT_MQTT_PASSWORD_FILE="$STATE/broker/server-mqtt-password"
-    export UNLOCKIT_HTTP_PORT=0
-    unlockit-server serve --port-file "$STATE/http-port" 2>"$STATE/server.log" &
+    export UNLOCKIT_HTTP_PORT=0 UNLOCKIT_OPERATIONS_PORT=0
+    unlockit-server serve --port-file "$STATE/http-port" --operations-port-file "$STATE/operations-port" 2>"$STATE/server.log" &
     local server=$!
     PIDS+=("$server")
     for _ in $(seq 300); do
         kill -0 "$server" 2>/dev/null || break
-        if [[ -s "$STATE/http-port" ]]; then
+        if [[ -s "$STATE/http-port" && -s "$STATE/operations-port" ]]; then
             SERVER="http://127.0.0.1:$(cat "$STATE/http-port")"
-            curl -fs "$SERVER/healthz" >/dev/null && return 0
+            OPERATIONS="http://127.0.0.1:$(cat "$STATE/operations-port")"
+            curl -fs "$OPERATIONS/healthz" >/dev/null && return 0
         fi
         sleep 0.1
     done

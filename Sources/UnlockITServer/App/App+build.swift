@@ -31,10 +31,17 @@ public enum UnlockITApp {
         }
     }
 
-    /// Builds the application. Its service group runs the HTTP server and the MQTT link together
-    /// and shuts both down cleanly on SIGINT or SIGTERM.
+    /// The server's two HTTP listeners: the API, and the operations listener with `/healthz` and
+    /// `/metrics` (``ServerConfiguration/operationsHost``).
+    public enum Listener: String, Sendable {
+        case api, operations
+    }
+
+    /// Builds the application. Its service group runs the API's HTTP server, the operations
+    /// listener and the MQTT link together, and shuts them all down cleanly on SIGINT or SIGTERM.
+    /// `onListening` is told each listener's port once it is bound.
     public static func build(
-        _ parts: Parts, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        _ parts: Parts, onListening: @escaping @Sendable (Listener, Int) async -> Void = { _, _ in }
     ) throws -> some ApplicationProtocol {
         let configuration = parts.configuration
         let address = try configuration.brokerAddress()
@@ -56,28 +63,49 @@ public enum UnlockITApp {
             oidc: OIDCVerifier(issuers: configuration.oidcIssuers, clock: parts.clock, logger: parts.logger),
             tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,
             sealer: KeySealer(masterKey: parts.masterKey), metrics: parts.metrics, logger: parts.logger, brokerURL: configuration.mqttURL)
-        let router = buildRouter(services: services, brokerReady: { link.isReady })
-        let connectionLimits = HTTPConnectionLimits(
-            perClient: configuration.httpConnectionsPerClient, requestTimeout: .seconds(Int64(configuration.httpRequestTimeout)),
-            trustedProxies: services.trustedProxies)
+        // Each listener counts its own connections: a scraper's never take a place of the API's.
+        func limits(_ listener: Listener) -> HTTPConnectionLimits {
+            HTTPConnectionLimits(
+                perClient: configuration.httpConnectionsPerClient, requestTimeout: .seconds(Int64(configuration.httpRequestTimeout)),
+                trustedProxies: listener == .api ? services.trustedProxies : [])
+        }
+        let idleTimeout = TimeAmount.seconds(Int64(configuration.httpIdleTimeout))
+        let operationsLimits = limits(.operations)
+        let operations = Application(
+            router: buildOperationsRouter(services: services, brokerReady: { link.isReady }),
+            server: .http1(configuration: .init(additionalChannelHandlers: [operationsLimits.handler()], idleTimeout: idleTimeout)),
+            configuration: .init(address: .hostname(configuration.operationsHost, port: configuration.operationsPort), serverName: "unlockit"),
+            onServerRunning: { channel in await onListening(.operations, channel.localAddress?.port ?? configuration.operationsPort) },
+            logger: parts.logger)
+        let apiLimits = limits(.api)
         return Application(
-            router: router,
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [connectionLimits.handler()], idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))),
+            router: buildRouter(services: services),
+            server: .http1(configuration: .init(additionalChannelHandlers: [apiLimits.handler()], idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "unlockit"),
-            services: [link, StoreMaintenance(store: parts.store, clock: parts.clock, logger: parts.logger)],
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.httpPort) },
+            services: [link, StoreMaintenance(store: parts.store, clock: parts.clock, logger: parts.logger), operations],
+            onServerRunning: { channel in await onListening(.api, channel.localAddress?.port ?? configuration.httpPort) },
             logger: parts.logger)
     }
 
-    static func buildRouter(services: AppServices, brokerReady: @escaping @Sendable () -> Bool) -> Router<AppContext> {
-        // HEAD wherever GET is (RFC 9110 §9.3.2): a load balancer's health check may use it.
+    /// The operations listener's routes: `/healthz` and `/metrics`, nothing of the API's.
+    static func buildOperationsRouter(services: AppServices, brokerReady: @escaping @Sendable () -> Bool) -> Router<AppContext> {
+        // HEAD wherever GET is: a load balancer's health check may use it.
+        let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: NoStoreMiddleware())
+        router.add(middleware: ProblemMiddleware(metrics: services.metrics))
+        OperationsController(services: services, brokerReady: brokerReady).addRoutes(to: router)
+        router.add(middleware: MethodNotAllowedMiddleware(allowed: AllowedMethods(router.routes)))
+        return router
+    }
+
+    /// The API's routes, under `/api/v1`.
+    static func buildRouter(services: AppServices) -> Router<AppContext> {
+        // HEAD wherever GET is (RFC 9110 §9.3.2).
         let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
         // Outermost, so that problem answers are not cached either.
         router.add(middleware: NoStoreMiddleware())
         router.add(middleware: ProblemMiddleware(metrics: services.metrics))
-        OperationsController(services: services, brokerReady: brokerReady).addRoutes(to: router)
+        OpenAPIDocumentController().addRoutes(to: router)
 
         let api = router.group("api/v1").add(
             middleware: QueryParametersMiddleware(readers: ["GET /api/v1/locks", "GET /api/v1/audit", "POST /api/v1/users/import"]))

@@ -9,6 +9,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var httpHost = "127.0.0.1"
     /// 0 picks a free port (the server logs the one it bound).
     public var httpPort = 8080
+    /// Where `/healthz` and `/metrics` listen: their own address, so that the API's, which faces the
+    /// world, answers nothing without a session but sign-in and the OpenAPI document. Their figures
+    /// span every company.
+    public var operationsHost = "127.0.0.1"
+    /// 0 picks a free port (the server logs the one it bound).
+    public var operationsPort = 8081
     public var mqttURL = "mqtt://127.0.0.1:1883"
     public var mqttUsername = "unlockit-server"
     public var mqttPassword: String?
@@ -151,6 +157,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         var databasePath: String?
         var httpHost: String?
         var httpPort: Int?
+        var operationsHost: String?
+        var operationsPort: Int?
         var mqttURL: String?
         var mqttUsername: String?
         var mqttPasswordFile: String?
@@ -175,10 +183,11 @@ public struct ServerConfiguration: Sendable, Equatable {
         var logLevel: String?
 
         static let keys: Set<String> = [
-            "databasePath", "httpHost", "httpPort", "mqttURL", "mqttUsername", "mqttPasswordFile", "masterKeyFile", "tokenLifetime",
-            "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout", "httpRequestTimeout", "httpConnectionsPerClient",
-            "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds", "signInsPerClientPerMinute", "deniedUnlocksPerMinute",
-            "unlocksPerUserPerMinute", "takenEmailsPerDay", "trustedProxies", "oidcIssuers", "logLevel",
+            "databasePath", "httpHost", "httpPort", "operationsHost", "operationsPort", "mqttURL", "mqttUsername", "mqttPasswordFile",
+            "masterKeyFile", "tokenLifetime", "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout",
+            "httpRequestTimeout", "httpConnectionsPerClient", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
+            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "takenEmailsPerDay", "trustedProxies",
+            "oidcIssuers", "logLevel",
         ]
     }
 
@@ -199,6 +208,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         databasePath = settings.databasePath ?? databasePath
         httpHost = settings.httpHost ?? httpHost
         httpPort = settings.httpPort ?? httpPort
+        operationsHost = settings.operationsHost ?? operationsHost
+        operationsPort = settings.operationsPort ?? operationsPort
         mqttURL = settings.mqttURL ?? mqttURL
         mqttUsername = settings.mqttUsername ?? mqttUsername
         mqttPasswordFile = settings.mqttPasswordFile ?? mqttPasswordFile
@@ -232,6 +243,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         databasePath = environment["UNLOCKIT_DATABASE"] ?? databasePath
         httpHost = environment["UNLOCKIT_HTTP_HOST"] ?? httpHost
         httpPort = try int("UNLOCKIT_HTTP_PORT") ?? httpPort
+        operationsHost = environment["UNLOCKIT_OPERATIONS_HOST"] ?? operationsHost
+        operationsPort = try int("UNLOCKIT_OPERATIONS_PORT") ?? operationsPort
         mqttURL = environment["UNLOCKIT_MQTT_URL"] ?? mqttURL
         mqttUsername = environment["UNLOCKIT_MQTT_USERNAME"] ?? mqttUsername
         mqttPassword = environment["UNLOCKIT_MQTT_PASSWORD"] ?? mqttPassword
@@ -282,6 +295,11 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     func validate() throws {
         guard (0...65535).contains(httpPort) else { throw ConfigurationError("the HTTP port must be 0–65535") }
+        guard (0...65535).contains(operationsPort) else { throw ConfigurationError("the operations port must be 0–65535") }
+        // Said before the second bind fails with a bare "address in use".
+        if operationsPort != 0, operationsPort == httpPort, operationsHost == httpHost {
+            throw ConfigurationError("the operations port must differ from the HTTP port (both \(httpPort) on \(httpHost))")
+        }
         _ = try brokerAddress()
         guard (12...31).contains(bcryptCost) else { throw ConfigurationError("the bcrypt cost must be 12–31") }
         guard (1...64).contains(bcryptConcurrency) else { throw ConfigurationError("the bcrypt concurrency must be 1–64") }

@@ -1,9 +1,10 @@
-import Foundation
 import Hummingbird
 import NIOCore
 import UnlockITCore
 
-/// `/healthz`, `/metrics` and the OpenAPI document: for operators and their tools.
+/// `/healthz` and `/metrics`: for operators and their tools, on the operations listener alone
+/// (``ServerConfiguration/operationsHost``). Their figures span every company, and they answer
+/// without a session.
 struct OperationsController {
     let services: AppServices
     let brokerReady: @Sendable () -> Bool
@@ -18,7 +19,6 @@ struct OperationsController {
     func addRoutes(to router: Router<AppContext>) {
         router.get("healthz", use: health)
         router.get("metrics", use: metrics)
-        router.get("api/v1/openapi.json", use: openAPI)
     }
 
     /// 200 when the database answers and the broker link is ready, 503 otherwise; the body says which.
@@ -41,14 +41,5 @@ struct OperationsController {
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: services.metrics.exposition())))
-    }
-
-    @Sendable func openAPI(request: Request, context: AppContext) async throws -> Response {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"), let data = try? Data(contentsOf: url) else {
-            throw APIError.internalError
-        }
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

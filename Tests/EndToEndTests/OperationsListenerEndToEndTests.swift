@@ -1,0 +1,47 @@
+import Foundation
+import SiteHarness
+import Testing
+
+/// `/healthz` and `/metrics` span every company and answer without a session: they have a listener
+/// of their own, and the API's address, which faces the world, does not know them.
+@Suite struct OperationsListenerEndToEndTests {
+    @Test("/healthz and /metrics answer on the operations listener alone; neither listener serves the other's routes")
+    func operationsHaveTheirOwnListener() async throws {
+        try await Site.with { site in
+            #expect(site.server.operationsPort != site.server.port)
+            let operations = site.server.operations
+
+            let health = try await operations.get("/healthz")
+            #expect(health.status == 200, "\(health)")
+            #expect(health.string("status") == "ok" && health.string("broker") == "connected", "\(health)")
+            #expect(try await operations.call("HEAD", "/healthz").status == 200)
+            // The site's admin signed in: the API's requests are counted here, not answered there.
+            let metrics = try await operations.get("/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.text.contains(#"unlockit_sign_ins_total{outcome="success"}"#), "\(metrics.text.prefix(2000))")
+
+            for path in ["/healthz", "/metrics"] {
+                for method in ["GET", "HEAD"] {
+                    let reply = try await site.api.call(method, path)
+                    #expect(reply.status == 404, "\(method) \(path) on the API's address: \(reply)")
+                    if method == "GET" { #expect(reply.code == "route_not_found") }
+                }
+                // Not even for a signed-in admin: a session of one company sees no other's figures.
+                #expect(try await site.api.get(path, token: site.admin).status == 404)
+            }
+
+            // The operations listener has nothing of the API: no sign-in to guess passwords at.
+            let signIn = try await operations.post("/api/v1/auth/sign-in", ["email": "operator@site.test", "password": "admin password Site"])
+            #expect(signIn.status == 404 && signIn.code == "route_not_found", "\(signIn)")
+            #expect(try await operations.get("/api/v1/openapi.json").status == 404)
+            #expect(try await operations.get("/api/v1/users", token: site.admin).status == 404)
+            #expect(try await site.api.get("/api/v1/openapi.json").status == 200)
+
+            // The server's log names both addresses.
+            let listening = site.server.process.output.filter { $0.contains("unlockit-server listening") }
+            #expect(listening.contains { $0.contains("listener=api") && $0.contains(":\(site.server.port)") }, "\(listening)")
+            #expect(
+                listening.contains { $0.contains("listener=operations") && $0.contains(":\(site.server.operationsPort)") }, "\(listening)")
+        }
+    }
+}
