@@ -164,10 +164,11 @@ struct LocksController {
         let admin = identity.user
         let id = try Self.lockID(context)
         let body = try await request.decodeStrict(Activate.self, context: context)
-        let lock = try await unretiredLock(id, of: admin)
+        // The body's own check first: it needs no read of the database.
         guard let setupCode = SetupCode(body.setupCode) else {
             throw APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
         }
+        let lock = try await unretiredLock(id, of: admin)
         func fail(_ failure: ActivationFailure) async throws -> Never {
             let outcome: AuditOutcome = [.lockOffline, .lockTimeout, .brokerUnavailable].contains(failure) ? .error : .denied
             try await services.store.append(

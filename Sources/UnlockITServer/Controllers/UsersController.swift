@@ -320,8 +320,9 @@ struct UsersController {
         let admin = identity.user
         let id = try Self.userID(context)
         let body = try await request.decodeStrict(ResetPassword.self, context: context)
-        guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound(.userNotFound) }
+        // The body's own checks first: they need no read of the database.
         if let password = body.password, !Validation.password(password) { throw APIError.weakPassword }
+        guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound(.userNotFound) }
         let generated = body.password == nil ? Self.initialPassword() : nil
         let hash = try await services.hasher.hash(body.password ?? generated!, client: services.client(of: request, context))
         do {
