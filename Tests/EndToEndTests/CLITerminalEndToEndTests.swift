@@ -174,4 +174,41 @@ struct CLITerminalEndToEndTests {
         #expect(!cli.screen.contains("eyJhbGciOiJFUzI1NiJ9"), "\(cli.screen)")
         #expect(cli.echoes)
     }
+
+    @Test("An ID token longer than the terminal's line buffer arrives whole, with the line's editing keys working")
+    func aLongIDTokenArrivesWhole() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        // The request is read and the connection closed unanswered: what matters is what was sent.
+        let server = try ScriptedHTTPServer { _ in nil }
+        let cli = try OnTerminal(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:\(server.port)", "--id-token", "-", "--client-id", "cli"], home: home)
+        #expect(try await cli.wait(until: { cli.screen.contains("ID token: ") }), "no prompt: \(cli.screen)")
+        #expect(try await cli.wait(until: { !cli.echoes }), "the token would be echoed")
+        // Over 4,095 bytes, where a terminal's own line editing cuts a line off. A mistyped start,
+        // taken back with the erase key and Ctrl-U, is not sent.
+        let token = "eyJhbGciOiJSUzI1NiJ9." + String(repeating: "eyJncm91cHMiOlsiYSJdfQ", count: 400) + ".c2lnbmF0dXJl"
+        #expect(token.utf8.count > 8_000)
+        cli.type("x\u{7F}typo\u{15}")
+        // Typed in pieces, as a terminal passes on a paste, from a thread of its own: a write to the
+        // terminal waits while the CLI has not read what came before.
+        let (master, bytes) = (cli.master, Array((token + "\n").utf8))
+        let typing = Task.detached {
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes[offset...].withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+                guard written > 0 || errno == EINTR else { return }
+                offset += max(written, 0)
+            }
+        }
+        let status = try #require(try await cli.exit())
+        await typing.value
+        #expect(status >> 8 != 0, "wait status \(status): \(cli.screen)")
+        let sent = server.requests.filter { $0.hasPrefix("POST /api/v1/auth/oidc ") }
+        #expect(sent.count == 1, "\(sent.map { $0.prefix(200) })")
+        #expect(sent.first?.contains(#""idToken":"\#(token)""#) == true, "the token did not arrive whole")
+        #expect(sent.first?.contains("typo") == false)
+        #expect(!cli.screen.contains("eyJncm91cHMiOlsiYSJdfQ"), "\(cli.screen.suffix(500))")
+        #expect(cli.echoes)
+    }
 }

@@ -47,8 +47,9 @@ enum Terminal {
         return readLine()
     }
 
-    /// Asks for a secret without echoing it. A signal that ends the process while it waits (Ctrl-C,
-    /// Ctrl-\, a hang-up, `kill`) turns the echo back on first, so the shell is not left typing blind.
+    /// Asks for a secret without echoing it, edited by ``SecretLine`` so that no length is cut off.
+    /// A signal that ends the process while it waits (Ctrl-C, Ctrl-\, a hang-up, `kill`) turns the
+    /// terminal's settings back first, so the shell is not left typing blind.
     static func askSecret(_ prompt: String) -> String? {
         write(prompt, to: STDERR_FILENO)
         var original = termios()
@@ -56,14 +57,33 @@ enum Terminal {
         EchoRestorer.terminal.pointee = original
         let previous = EchoRestorer.install()
         var silent = original
-        silent.c_lflag &= ~tcflag_t(ECHO)
+        // Signals stay on: Ctrl-C still ends the command.
+        silent.c_lflag &= ~tcflag_t(ECHO | ICANON)
+        withUnsafeMutableBytes(of: &silent.c_cc) { keys in
+            keys[Int(VMIN)] = 1
+            keys[Int(VTIME)] = 0
+        }
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
             EchoRestorer.uninstall(previous)
             write("\n", to: STDERR_FILENO)
         }
-        return readLine()
+        var line = SecretLine(terminal: original)
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = Glibc.read(STDIN_FILENO, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            // The terminal hung up: what was typed, if anything, is the line.
+            guard count > 0 else { return line.bytes.isEmpty ? nil : line.text }
+            for byte in chunk.prefix(count) {
+                switch line.take(byte) {
+                case .more: continue
+                case .done: return line.text
+                case .endOfInput: return nil
+                }
+            }
+        }
     }
 
     /// A yes/no question; only an explicit yes (in the user's language) counts.
