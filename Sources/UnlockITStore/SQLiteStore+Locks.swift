@@ -3,8 +3,12 @@ import GRDB
 import UnlockITCore
 
 extension SQLiteStore {
-    public func lockIDTaken(_ id: LockID, for company: CompanyID) async throws -> Bool {
-        try read { db in Self.taken(try LockRecord.fetchOne(db, key: id.rawValue), for: company) }
+    public func lockIDHolder(_ id: LockID, for company: CompanyID) async throws -> LockIDHolder? {
+        try read { db in
+            let existing = try LockRecord.fetchOne(db, key: id.rawValue)
+            guard let existing, Self.taken(existing, for: company) else { return nil }
+            return existing.companyId == company.rawValue ? .sameCompany : .otherCompany
+        }
     }
 
     /// Whether the lock row `existing` keeps its id from `company`: any row does, but that company's retired lock.

@@ -133,7 +133,8 @@ struct Harness {
             clientLimiter: RateLimiter(perMinute: configuration.signInsPerClientPerMinute),
             unlockLimiter: RateLimiter(perMinute: configuration.unlocksPerUserPerMinute),
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
-            takenEmailLimiter: TakenEmailLimiter(perDay: configuration.takenEmailsPerDay), trustedProxies: [],
+            takenEmailLimiter: TakenNameLimiter(perDay: configuration.takenEmailsPerDay),
+            takenLockIDLimiter: TakenNameLimiter(perDay: configuration.takenLockIDsPerDay), trustedProxies: [],
             oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,
             accounts: accounts ?? link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: ""
         )

@@ -56,6 +56,21 @@ import UnlockITCore
         #expect(picked.httpPort == 0 && picked.operationsPort == 0)
     }
 
+    @Test("The budget of other companies' lock ids is read from the file and the environment, and must be positive")
+    func theTakenLockIDBudget() throws {
+        #expect(try ServerConfiguration.load(file: nil, environment: [:]).takenLockIDsPerDay == 20)
+        #expect(try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY": "5"]).takenLockIDsPerDay == 5)
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY": "0"])
+        } throws: { "\($0)".contains("taken lock ids per day must be 1–1000000") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("server.json")
+        try Data(#"{"takenLockIDsPerDay":7}"#.utf8).write(to: file)
+        #expect(try ServerConfiguration.load(file: file.path, environment: [:]).takenLockIDsPerDay == 7)
+    }
+
     static let acme = "0b9a3b3e-8d4c-4a0e-9a57-2f1c6a9d0b11"
     static let globex = "7c2e4f1a-5b6d-4e8f-8a9b-0c1d2e3f4a5b"
 

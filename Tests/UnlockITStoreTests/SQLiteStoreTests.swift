@@ -307,21 +307,21 @@ import UnlockITCore
         try await store.createLock(Lock(id: id, companyID: company.id, roomID: room.id, name: "First", state: .registered, createdAt: now))
         try await store.activateLock(id, in: company.id, sealedKey: [1, 2, 3], at: now, audit: audit(company.id, .activateLock))
         // Taken for everyone while it serves, its own company included.
-        for (owner, place) in [(company.id, hall.id), (other.id, otherRoom.id)] {
-            #expect(try await store.lockIDTaken(id, for: owner))
+        for (owner, place, holder) in [(company.id, hall.id, LockIDHolder.sameCompany), (other.id, otherRoom.id, .otherCompany)] {
+            #expect(try await store.lockIDHolder(id, for: owner) == holder)
             await #expect(throws: StoreError.lockIDTaken) {
                 try await store.createLock(Lock(id: id, companyID: owner, roomID: place, name: "Again", state: .registered, createdAt: now))
             }
         }
         try await store.retireLock(id, in: company.id, at: now, audit: audit(company.id, .retireLock))
         // Retired: still taken for another company.
-        #expect(try await store.lockIDTaken(id, for: other.id))
+        #expect(try await store.lockIDHolder(id, for: other.id) == .otherCompany)
         await #expect(throws: StoreError.lockIDTaken) {
             try await store.createLock(Lock(id: id, companyID: other.id, roomID: otherRoom.id, name: "Theirs", state: .registered, createdAt: now))
         }
         #expect(try await store.lock(id, in: other.id) == nil)
         // Its own company registers it anew: a new name, room and dates, and no key of the old life.
-        #expect(try await !store.lockIDTaken(id, for: company.id))
+        #expect(try await store.lockIDHolder(id, for: company.id) == nil)
         let later = now.addingTimeInterval(86_400)
         try await store.createLock(
             Lock(id: id, companyID: company.id, roomID: hall.id, name: "Second", state: .registered, createdAt: later),

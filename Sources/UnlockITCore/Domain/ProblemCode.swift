@@ -56,6 +56,7 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case tooManyDeniedUnlocks = "too_many_denied_unlocks"
     case tooManyUnlocks = "too_many_unlocks"
     case tooManyTakenEmails = "too_many_taken_emails"
+    case tooManyTakenLockIDs = "too_many_taken_lock_ids"
     // The server (500)
     case internalError = "internal_error"
 }

@@ -58,10 +58,10 @@ public protocol Store: Sendable {
     func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws
 
     // MARK: Locks
-    /// Whether `company` may not register a lock of this device id: some company has a lock of it,
-    /// unless that is `company` and the lock is retired. Device ids are unique across companies, and
-    /// a broker account is named after one.
-    func lockIDTaken(_ id: LockID, for company: CompanyID) async throws -> Bool
+    /// Who keeps `company` from registering a lock of this device id, if anyone: some company has a
+    /// lock of it, unless that is `company` and the lock is retired. Device ids are unique across
+    /// companies, and a broker account is named after one.
+    func lockIDHolder(_ id: LockID, for company: CompanyID) async throws -> LockIDHolder?
     /// Adds a registered lock with its audit event, in one transaction, once its broker account exists
     /// (``StoreError/lockIDTaken``, ``StoreError/notFound`` for a room not in the lock's company). A
     /// retired lock of the same id and company is registered anew: its row takes the new lock's name,
@@ -158,5 +158,20 @@ extension Store {
     /// A revocation without an audit event of its own (a test's).
     public func revokeSession(tokenHash: [UInt8], at: Date) async throws {
         try await revokeSession(tokenHash: tokenHash, at: at, audit: nil)
+    }
+}
+
+/// Who has a device id that a company would register (``Store/lockIDHolder(_:for:)``).
+public enum LockIDHolder: Sendable, Equatable {
+    /// The company itself, with a lock it has not retired.
+    case sameCompany
+    /// Another company: telling it counts against the asking company's budget.
+    case otherCompany
+}
+
+extension Store {
+    /// Whether `company` may not register a lock of this device id (``lockIDHolder(_:for:)``).
+    public func lockIDTaken(_ id: LockID, for company: CompanyID) async throws -> Bool {
+        try await lockIDHolder(id, for: company) != nil
     }
 }

@@ -13,7 +13,9 @@ struct AppServices: Sendable {
     /// Unlock attempts per user, whatever their outcome.
     let unlockLimiter: RateLimiter<UserID>
     let deniedUnlockLimiter: DeniedUnlockLimiter
-    let takenEmailLimiter: TakenEmailLimiter
+    /// Email addresses and lock device ids of other companies each company is told of.
+    let takenEmailLimiter: TakenNameLimiter
+    let takenLockIDLimiter: TakenNameLimiter
     /// Canonical addresses (``ClientAddress/canonical(_:)``) of the trusted reverse proxies.
     let trustedProxies: Set<String>
     let oidc: OIDCVerifier

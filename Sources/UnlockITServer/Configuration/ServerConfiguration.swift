@@ -57,8 +57,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var unlocksPerUserPerMinute = 60
     /// Email addresses in use by other companies that one company's admins may be told of in a day
     /// (creating, importing or renaming users); beyond that such requests are answered 429
-    /// `too_many_taken_emails` (``TakenEmailLimiter``).
+    /// `too_many_taken_emails` (``TakenNameLimiter``).
     public var takenEmailsPerDay = 20
+    /// Lock device ids registered by other companies that one company's admins may be told of in a
+    /// day (registering locks); beyond that registrations are answered 429 `too_many_taken_lock_ids`
+    /// (``TakenNameLimiter``).
+    public var takenLockIDsPerDay = 20
     /// Reverse proxies whose `X-Forwarded-For` names the client (IP addresses).
     public var trustedProxies: [String] = []
     public var oidcIssuers: [OIDCIssuer] = []
@@ -178,6 +182,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var deniedUnlocksPerMinute: Int?
         var unlocksPerUserPerMinute: Int?
         var takenEmailsPerDay: Int?
+        var takenLockIDsPerDay: Int?
         var trustedProxies: [String]?
         var oidcIssuers: [OIDCIssuer]?
         var logLevel: String?
@@ -186,8 +191,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             "databasePath", "httpHost", "httpPort", "operationsHost", "operationsPort", "mqttURL", "mqttUsername", "mqttPasswordFile",
             "masterKeyFile", "tokenLifetime", "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout",
             "httpRequestTimeout", "httpConnectionsPerClient", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
-            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "takenEmailsPerDay", "trustedProxies",
-            "oidcIssuers", "logLevel",
+            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "takenEmailsPerDay", "takenLockIDsPerDay",
+            "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
 
@@ -229,6 +234,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         deniedUnlocksPerMinute = settings.deniedUnlocksPerMinute ?? deniedUnlocksPerMinute
         unlocksPerUserPerMinute = settings.unlocksPerUserPerMinute ?? unlocksPerUserPerMinute
         takenEmailsPerDay = settings.takenEmailsPerDay ?? takenEmailsPerDay
+        takenLockIDsPerDay = settings.takenLockIDsPerDay ?? takenLockIDsPerDay
         trustedProxies = settings.trustedProxies ?? trustedProxies
         oidcIssuers = settings.oidcIssuers ?? oidcIssuers
         logLevel = settings.logLevel ?? logLevel
@@ -263,6 +269,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         deniedUnlocksPerMinute = try int("UNLOCKIT_DENIED_UNLOCKS_PER_MINUTE") ?? deniedUnlocksPerMinute
         unlocksPerUserPerMinute = try int("UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE") ?? unlocksPerUserPerMinute
         takenEmailsPerDay = try int("UNLOCKIT_TAKEN_EMAILS_PER_DAY") ?? takenEmailsPerDay
+        takenLockIDsPerDay = try int("UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY") ?? takenLockIDsPerDay
         httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
         httpRequestTimeout = try int("UNLOCKIT_HTTP_REQUEST_TIMEOUT") ?? httpRequestTimeout
         httpConnectionsPerClient = try int("UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT") ?? httpConnectionsPerClient
@@ -327,6 +334,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         guard (1...1_000_000).contains(takenEmailsPerDay) else {
             throw ConfigurationError("taken emails per day must be 1–1000000")
+        }
+        guard (1...1_000_000).contains(takenLockIDsPerDay) else {
+            throw ConfigurationError("taken lock ids per day must be 1–1000000")
         }
         if let bad = trustedProxies.first(where: { ClientAddress.canonical($0) == nil }) {
             throw ConfigurationError("trusted proxy \"\(bad)\" is not an IP address")

@@ -89,8 +89,25 @@ struct LocksController {
         let lock = Lock(id: id, companyID: admin.companyID, roomID: roomID, name: name, state: .registered, createdAt: services.clock.now())
         // Another company's device id (or one of this company's in use) answers at once, not after
         // waiting behind a change of that lock. Checked again in the turn.
-        guard try await !services.store.lockIDTaken(id, for: admin.companyID) else { throw StoreError.lockIDTaken }
+        try await requireFree(id, for: admin)
         return try await inTurn(id, as: identity) { try await register(lock, by: identity) }
+    }
+
+    /// ``StoreError/lockIDTaken`` when a lock has the device id, within the company's budget for ids
+    /// of other companies (``TakenNameLimiter``): over it, every registration of the company is
+    /// answered 429 whatever the id, and tells nothing of it.
+    private func requireFree(_ id: LockID, for admin: User) async throws {
+        let limiter = services.takenLockIDLimiter
+        if let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) { throw APIError.tooManyTakenLockIDs(retryAfter: wait) }
+        guard let holder = try await services.store.lockIDHolder(id, for: admin.companyID) else { return }
+        if holder == .otherCompany, !limiter.count(1, for: admin.companyID, now: services.clock.now()) {
+            services.logger.warning(
+                "a company's admins ran into too many lock ids of other companies; their registrations are paused",
+                metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"])
+            let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) ?? .seconds(TakenNameLimiter.window)
+            throw APIError.tooManyTakenLockIDs(retryAfter: wait)
+        }
+        throw StoreError.lockIDTaken
     }
 
     /// The broker account first, then the lock and its audit event in one transaction: no lock without
@@ -100,7 +117,7 @@ struct LocksController {
         // Checked before the broker is asked: an account of this name may be another lock's, and
         // making it anew would take that lock's password away. (The turn keeps it free meanwhile.) A
         // lock this company retired has no account any more: its id may be registered again.
-        guard try await !services.store.lockIDTaken(id, for: admin.companyID) else { throw StoreError.lockIDTaken }
+        try await requireFree(id, for: admin)
         let password = Self.brokerPassword()
         do {
             try await services.accounts.createLockAccount(id, password: password)

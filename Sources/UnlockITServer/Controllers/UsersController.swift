@@ -119,7 +119,7 @@ struct UsersController {
     }
 
     /// Which of `emails` are in use by a user other than `except`, within the company's budget for
-    /// addresses of other companies (``TakenEmailLimiter``): a request over it is answered 429 and
+    /// addresses of other companies (``TakenNameLimiter``): a request over it is answered 429 and
     /// tells nothing of the addresses.
     private func taken(_ emails: [String], by admin: User, except: UserID? = nil) async throws -> Set<String> {
         let limiter = services.takenEmailLimiter
@@ -135,7 +135,7 @@ struct UsersController {
             services.logger.warning(
                 "a company's admins ran into too many email addresses of other companies; their user changes are paused",
                 metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"])
-            let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) ?? .seconds(TakenEmailLimiter.window)
+            let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) ?? .seconds(TakenNameLimiter.window)
             throw APIError.tooManyTakenEmails(retryAfter: wait)
         }
         return taken

@@ -126,6 +126,12 @@ extension APIError {
             detail: "Creating, importing and renaming users is paused for this company. Wait before trying again.", retryAfter: wait)
     }
 
+    static func tooManyTakenLockIDs(retryAfter wait: Duration) -> APIError {
+        tooMany(
+            .tooManyTakenLockIDs, title: "Too many of the lock device ids tried are registered by other companies",
+            detail: "Registering locks is paused for this company. Wait before trying again.", retryAfter: wait)
+    }
+
     /// 429 with `Retry-After` in whole seconds, rounded up, at least one.
     private static func tooMany(_ code: ProblemCode, title: String, detail: String, retryAfter wait: Duration) -> APIError {
         var error = APIError(.tooManyRequests, code: code, title: title, detail: detail)

@@ -5,11 +5,12 @@ import UnlockITCore
 
 @testable import UnlockITServer
 
-/// `email_taken` about another company's addresses is rationed per company: an import must not be a
-/// way to learn, 10,000 at a time, which addresses other companies' people use.
-@Suite struct TakenEmailTests {
+/// `email_taken` about another company's addresses, and `lock_id_taken` about its device ids, are
+/// rationed per company: an import must not be a way to learn, 10,000 at a time, which addresses
+/// other companies' people use, nor registering locks a way to learn which devices they bought.
+@Suite struct TakenNameTests {
     @Test func theLimiterCountsADayAndAnOverrunUsesItAllUp() {
-        let limiter = TakenEmailLimiter(perDay: 3)
+        let limiter = TakenNameLimiter(perDay: 3)
         let company = CompanyID.generate()
         let other = CompanyID.generate()
         let start = Date(timeIntervalSince1970: 1_800_000_000)
@@ -20,10 +21,10 @@ import UnlockITCore
         // Full: paused until the oldest counted answer is a day old; the other company is not.
         #expect(limiter.wait(for: company, now: start.addingTimeInterval(3600)) == .seconds(23 * 3600))
         #expect(limiter.wait(for: other, now: start) == nil)
-        #expect(limiter.wait(for: company, now: start.addingTimeInterval(TakenEmailLimiter.window)) == nil)
+        #expect(limiter.wait(for: company, now: start.addingTimeInterval(TakenNameLimiter.window)) == nil)
         // A day later two have expired; asking about five at once overruns what is left and uses it up,
         // so the company waits for the oldest remaining one to be a day old.
-        let later = start.addingTimeInterval(TakenEmailLimiter.window)
+        let later = start.addingTimeInterval(TakenNameLimiter.window)
         #expect(!limiter.count(5, for: company, now: later))
         #expect(limiter.wait(for: company, now: later) == .seconds(3600))
         #expect(!limiter.count(1, for: company, now: later.addingTimeInterval(1800)))
@@ -69,13 +70,53 @@ import UnlockITCore
             #expect(try await create(beta, "a1@alpha.test").code == "email_taken")
 
             // A day later Alpha may go on; an import that finds more than is left learns only that.
-            harness.clock.advance(TakenEmailLimiter.window)
+            harness.clock.advance(TakenNameLimiter.window)
             let alphaAgain = try await api.session("admin@alpha.test", "a brand new password")  // the old session expired
             #expect(try await create(alphaAgain, "new2@alpha.test").status == 201)
             let overrun = try await importRows(alphaAgain, ["b1@beta.test", "b2@beta.test", "b3@beta.test", "b4@beta.test"])
             #expect(overrun.status == 429 && overrun.code == "too_many_taken_emails", "\(overrun)")
             #expect(!overrun.text.contains("b1@beta.test") && overrun.json["errors"] == nil)
             #expect(try await create(alphaAgain, "new4@alpha.test").code == "too_many_taken_emails")
+        }
+    }
+
+    @Test("Other companies' lock ids count against the asking company's budget; its own never do")
+    func lockIDsRationedPerCompany() async throws {
+        let harness = try Harness { $0.takenLockIDsPerDay = 2 }
+        let (accounts, _) = AgreeableBroker.make()
+        try await harness.run(over: try harness.services(accounts: accounts)) { api in
+            let alpha = try await api.company("Alpha")
+            let beta = try await api.company("Beta")
+            let alphaRoom = try await api.createRoom(alpha, "Lab")
+            let betaRoom = try await api.createRoom(beta, "Hall")
+            func register(_ admin: String, _ id: String, _ room: String) async throws -> API.Reply {
+                try await api.post("/api/v1/locks", admin, ["id": id, "name": "Door", "roomId": room])
+            }
+            for index in 1...3 { #expect(try await register(beta, "lock-beta-\(index)", betaRoom).status == 201) }
+            #expect(try await register(alpha, "lock-alpha", alphaRoom).status == 201)
+
+            // Alpha's own id: lock_id_taken as often as asked, never counted.
+            for _ in 1...4 { #expect(try await register(alpha, "lock-alpha", alphaRoom).code == "lock_id_taken") }
+            // Beta's: two, and the budget is spent.
+            #expect(try await register(alpha, "lock-beta-1", alphaRoom).code == "lock_id_taken")
+            #expect(try await register(alpha, "lock-beta-2", alphaRoom).code == "lock_id_taken")
+
+            // Now every registration of Alpha's is paused, whatever the id: a free one, its own, Beta's.
+            for id in ["lock-alpha-2", "lock-alpha", "lock-beta-3"] {
+                let paused = try await register(alpha, id, alphaRoom)
+                #expect(paused.status == 429 && paused.code == "too_many_taken_lock_ids", "\(id): \(paused)")
+                #expect(Int(paused.headers[.retryAfter] ?? "") == 24 * 3600)
+            }
+            #expect(try await api.get("/api/v1/locks/lock-alpha-2", alpha).code == "lock_not_found")
+            // Alpha's other changes of its locks go on; Beta is not paused.
+            #expect(try await api.call(.patch, "/api/v1/locks/lock-alpha", token: alpha, json: ["name": "Front"]).status == 200)
+            #expect(try await register(beta, "lock-beta-4", betaRoom).status == 201)
+            #expect(try await register(beta, "lock-alpha", betaRoom).code == "lock_id_taken")
+
+            // A day later Alpha may register again.
+            harness.clock.advance(TakenNameLimiter.window)
+            let alphaAgain = try await api.session("admin@alpha.test", "a brand new password")  // the old session expired
+            #expect(try await register(alphaAgain, "lock-alpha-2", alphaRoom).status == 201)
         }
     }
 }

@@ -1,0 +1,53 @@
+import Foundation
+import Synchronization
+import UnlockITCore
+
+/// How many names in use by *other* companies one company's admins may run into in a day: email
+/// addresses, and lock device ids (one limiter each).
+///
+/// An email address signs its user in and a device id names a lock's broker account, so each is
+/// unique across every company, and an admin who creates, imports or renames a user, or registers a
+/// lock, is told `email_taken` or `lock_id_taken` for a name someone else has. That answer is
+/// needed, and it also tells one company which names another company uses: which addresses its
+/// people have, which devices it bought (an import checks up to 10,000 addresses in one request, a
+/// dry run without changing anything). So each such answer about another company's name counts
+/// against the asking company's budget (its own names never count: its admins can list them
+/// anyway). Once `perDay` have been counted within a day, every request of the company that checks a
+/// name of that kind is answered 429 (`too_many_taken_emails`, `too_many_taken_lock_ids`), whatever
+/// the names, until the oldest of those answers is a day old: an answer that depended on the names
+/// would go on telling them apart. A request that finds more than is left of the budget uses it all
+/// up and learns only that.
+final class TakenNameLimiter: Sendable {
+    static let window: TimeInterval = 24 * 60 * 60
+
+    private let perDay: Int
+    /// The counted answers of the last day per company, oldest first; at most `perDay` of them.
+    private let records = Mutex<[CompanyID: [Date]]>([:])
+
+    init(perDay: Int) {
+        self.perDay = perDay
+    }
+
+    /// `nil` when the company's admins may check names now; otherwise how long until they may.
+    func wait(for company: CompanyID, now: Date) -> Duration? {
+        records.withLock { records in
+            guard let recent = records[company], recent.count >= perDay else { return nil }
+            let free = recent[recent.count - perDay].addingTimeInterval(Self.window)
+            guard free > now else { return nil }
+            return .milliseconds(Int64((free.timeIntervalSince(now) * 1000).rounded(.up)))
+        }
+    }
+
+    /// Counts `count` names found in use by other companies. Returns false when they do not all fit
+    /// in what is left of the budget; the budget is then used up.
+    func count(_ count: Int, for company: CompanyID, now: Date) -> Bool {
+        guard count > 0 else { return true }
+        return records.withLock { records in
+            var recent = records[company, default: []].filter { now.timeIntervalSince($0) < Self.window }
+            let fits = recent.count + count <= perDay
+            recent.append(contentsOf: repeatElement(now, count: min(count, perDay - recent.count)))
+            records[company] = recent
+            return fits
+        }
+    }
+}
