@@ -58,10 +58,23 @@ public final class TestServer: Sendable {
     }
 
     /// The default is long: the suite's first seconds load both cores, and a server started then
-    /// once took over 15 s to report healthy on a freshly built clone.
+    /// once took over 15 s to report healthy on a freshly built clone. A server that never does is
+    /// reported with its last answer and the end of its log.
     public func waitUntilHealthy(timeout: Duration = .seconds(60)) async throws {
-        try await Network.waitUntil("the server to be healthy", timeout: timeout) {
-            (try? await operations.get("/healthz").status) == 200
+        var last = "no answer yet"
+        do {
+            try await Network.waitUntil("the server to be healthy", timeout: timeout) {
+                do {
+                    let health = try await operations.get("/healthz")
+                    last = health.description
+                    return health.status == 200
+                } catch {
+                    last = "\(error)"
+                    return false
+                }
+            }
+        } catch {
+            throw HarnessError("\(error); /healthz: \(last); the server's log ends: \(process.output.suffix(15))")
         }
     }
 

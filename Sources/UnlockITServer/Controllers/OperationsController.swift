@@ -8,6 +8,7 @@ import UnlockITCore
 struct OperationsController {
     let services: AppServices
     let brokerReady: @Sendable () -> Bool
+    let shutdown: ShutdownState
 
     struct Health: ResponseCodable {
         var status: String
@@ -22,6 +23,7 @@ struct OperationsController {
     }
 
     /// 200 when the database answers and the broker link is ready, 503 otherwise; the body says which.
+    /// Once the server has begun to shut down, 503 `shutting_down` whatever the rest.
     @Sendable func health(request: Request, context: AppContext) async throws -> EditedResponse<Health> {
         let databaseOK: Bool
         do {
@@ -31,10 +33,11 @@ struct OperationsController {
             databaseOK = false
         }
         let brokerOK = brokerReady()
+        let ready = databaseOK && brokerOK && !shutdown.hasBegun
         let health = Health(
-            status: databaseOK && brokerOK ? "ok" : "degraded", database: databaseOK ? "ok" : "unavailable",
+            status: shutdown.hasBegun ? "shutting_down" : ready ? "ok" : "degraded", database: databaseOK ? "ok" : "unavailable",
             broker: brokerOK ? "connected" : "disconnected", locksOnline: services.gateway.presence.onlineCount)
-        return EditedResponse(status: databaseOK && brokerOK ? .ok : .serviceUnavailable, response: health)
+        return EditedResponse(status: ready ? .ok : .serviceUnavailable, response: health)
     }
 
     @Sendable func metrics(request: Request, context: AppContext) async throws -> Response {
