@@ -15,6 +15,8 @@ struct CLITerminalEndToEndTests {
         let pid: pid_t
         /// Whether the terminal echoed before the CLI started, as a terminal does.
         let echoedAtStart: Bool
+        /// The terminal's settings before the CLI started: what it must leave behind.
+        let settingsAtStart: termios
         private(set) var screen = ""
         private var reaped = false
 
@@ -49,6 +51,7 @@ struct CLITerminalEndToEndTests {
             var settings = termios()
             // Read before the CLI starts: once started, it may reach its prompt (echo off) at once.
             echoedAtStart = tcgetattr(terminal, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+            settingsAtStart = settings
             var pid: pid_t = 0
             let rc = SpawnAttributes.withDefaultSignals(flags: SpawnAttributes.newSession) {
                 posix_spawn(&pid, argv[0]!, &actions, &$0, argv, envp)
@@ -67,10 +70,41 @@ struct CLITerminalEndToEndTests {
             close(terminal)
         }
 
+        /// Whether the terminal's settings are those it had before the CLI started: its modes, and the
+        /// line editing's keys and its VMIN and VTIME.
+        var settingsRestored: Bool {
+            var now = termios()
+            guard tcgetattr(terminal, &now) == 0 else { return false }
+            let before = settingsAtStart
+            let keys = { (settings: termios) in withUnsafeBytes(of: settings.c_cc) { Array($0) } }
+            return now.c_lflag == before.c_lflag && now.c_iflag == before.c_iflag && now.c_oflag == before.c_oflag
+                && now.c_cflag == before.c_cflag && keys(now) == keys(before)
+        }
+
         /// Whether the terminal echoes what is typed.
         var echoes: Bool {
             var settings = termios()
             return tcgetattr(terminal, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+        }
+
+        /// Types `text` 256 bytes at a time, each piece once the terminal has room; false if it has
+        /// none for `timeout`.
+        func typeWhenReady(_ text: String, timeout: Duration = .seconds(20)) async throws -> Bool {
+            let bytes = Array(text.utf8)
+            let deadline = ContinuousClock.now + timeout
+            var offset = 0
+            while offset < bytes.count {
+                var room = pollfd(fd: master, events: Int16(POLLOUT), revents: 0)
+                guard poll(&room, 1, 0) > 0, room.revents & Int16(POLLOUT) != 0 else {
+                    guard ContinuousClock.now < deadline else { return false }
+                    _ = try await wait(until: { false }, timeout: .milliseconds(10))
+                    continue
+                }
+                let piece = bytes[offset..<min(offset + 256, bytes.count)]
+                let written = piece.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+                if written > 0 { offset += written } else if errno != EINTR { return false }
+            }
+            return true
         }
 
         func type(_ text: String) {
@@ -143,6 +177,7 @@ struct CLITerminalEndToEndTests {
         // Ended by the signal itself, as without the handler, so the shell sees the usual status.
         #expect(status & 0x7f == signal, "\(name): wait status \(status)")
         #expect(cli.echoes, "\(name): the terminal was left without echo")
+        #expect(cli.settingsRestored, "\(name): the terminal was left in other settings")
     }
 
     @Test("--password-stdin on a terminal asks with a prompt and without echo")
@@ -157,7 +192,7 @@ struct CLITerminalEndToEndTests {
         let status = try #require(try await cli.exit())
         #expect(status >> 8 == 7, "wait status \(status): \(cli.screen)")  // the server cannot be reached
         #expect(!cli.screen.contains("hunter2"), "\(cli.screen)")
-        #expect(cli.echoes)
+        #expect(cli.settingsRestored)
     }
 
     @Test("An ID token typed at its prompt is not echoed")
@@ -172,7 +207,7 @@ struct CLITerminalEndToEndTests {
         let status = try #require(try await cli.exit())
         #expect(status >> 8 == 7, "wait status \(status): \(cli.screen)")  // the server cannot be reached
         #expect(!cli.screen.contains("eyJhbGciOiJFUzI1NiJ9"), "\(cli.screen)")
-        #expect(cli.echoes)
+        #expect(cli.settingsRestored)
     }
 
     @Test("An ID token longer than the terminal's line buffer arrives whole, with the line's editing keys working")
@@ -190,25 +225,16 @@ struct CLITerminalEndToEndTests {
         let token = "eyJhbGciOiJSUzI1NiJ9." + String(repeating: "eyJncm91cHMiOlsiYSJdfQ", count: 400) + ".c2lnbmF0dXJl"
         #expect(token.utf8.count > 8_000)
         cli.type("x\u{7F}typo\u{15}")
-        // Typed in pieces, as a terminal passes on a paste, from a thread of its own: a write to the
-        // terminal waits while the CLI has not read what came before.
-        let (master, bytes) = (cli.master, Array((token + "\n").utf8))
-        let typing = Task.detached {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
-                guard written > 0 || errno == EINTR else { return }
-                offset += max(written, 0)
-            }
-        }
+        // Typed in pieces, each once the terminal has room for it: a write to a full terminal would
+        // wait for the CLI to read, and for ever if it had ended.
+        #expect(try await cli.typeWhenReady(token + "\n"), "the CLI stopped reading the token")
         let status = try #require(try await cli.exit())
-        await typing.value
         #expect(status >> 8 != 0, "wait status \(status): \(cli.screen)")
         let sent = server.requests.filter { $0.hasPrefix("POST /api/v1/auth/oidc ") }
         #expect(sent.count == 1, "\(sent.map { $0.prefix(200) })")
         #expect(sent.first?.contains(#""idToken":"\#(token)""#) == true, "the token did not arrive whole")
         #expect(sent.first?.contains("typo") == false)
         #expect(!cli.screen.contains("eyJncm91cHMiOlsiYSJdfQ"), "\(cli.screen.suffix(500))")
-        #expect(cli.echoes)
+        #expect(cli.settingsRestored, "the terminal was left in other settings")
     }
 }

@@ -103,6 +103,8 @@ struct HTTPConnectionEndToEndTests {
             let fourth = try RawConnection(port: site.server.port)
             let refused = try #require(fourth.readUntilClosed(limit: .seconds(2)), "a fourth connection of one client was kept")
             #expect(refused.text.isEmpty && refused.after < .seconds(1), "\(refused)")
+            // The operations listener counts its own: a scraper from the same address is served.
+            #expect(try await site.server.operations.get("/healthz").status == 200)
             // The three it holds are served.
             try held[0].send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
             let answer = try #require(held[0].readUntilClosed(limit: .seconds(5)), "no answer on a held connection")

@@ -76,7 +76,7 @@ struct ErrorTests {
                 (.delete, "/api/v1/rooms/00000000-0000-4000-8000-000000000000?force=1", nil, 400, "unknown_field"),
                 (.get, "/api/v1/me?x", nil, 400, "unknown_field"),
                 // A body that cannot be right is refused before the record is looked up: whatever
-                // the id, the answer is the same, and no read is spent on it.
+                // the id, a missing one too, the answer is the same.
                 (.post, "/api/v1/users/00000000-0000-4000-8000-000000000000/password", #"{"password":"short"}"#, 400, "weak_password"),
                 (.post, "/api/v1/locks/lock-missing/activate", #"{"setupCode":"nope"}"#, 400, "invalid_field"),
                 (.delete, "/api/v1/users/00000000-0000-4000-8000-000000000000", nil, 404, "user_not_found"),

@@ -42,7 +42,8 @@ import UnlockITCore
             for (path, item) in paths {
                 let servers = (item["servers"] as? [[String: any Sendable]])?.compactMap { $0["url"] as? String }
                 let onOperations = operationsRoutes.contains { $0.hasSuffix(" \(path)") }
-                #expect(servers == (onOperations ? ["http://127.0.0.1:8081"] : nil), "\(path): \(servers ?? [])")
+                let defaults = ServerConfiguration()
+                #expect(servers == (onOperations ? ["http://\(defaults.operationsHost):\(defaults.operationsPort)"] : nil), "\(path): \(servers ?? [])")
             }
             #expect(apiRoutes.count > 25)
         }

@@ -24,7 +24,6 @@ import UnlockITCore
     func theOperationsListenerHasItsOwnAddress() throws {
         let defaults = try ServerConfiguration.load(file: nil, environment: [:])
         #expect(defaults.operationsHost == "127.0.0.1" && defaults.operationsPort == 8081)
-        #expect(defaults.httpPort != defaults.operationsPort)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -48,6 +47,14 @@ import UnlockITCore
         #expect {
             try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OPERATIONS_PORT": "metrics"])
         } throws: { "\($0)".contains("UNLOCKIT_OPERATIONS_PORT must be a whole number") }
+        // Nor can it take the API's port on every interface, or the API take its port so.
+        for (http, operations) in [("0.0.0.0", "127.0.0.1"), ("127.0.0.1", "::"), ("::", "::")] {
+            #expect {
+                try ServerConfiguration.load(
+                    file: nil,
+                    environment: ["UNLOCKIT_HTTP_HOST": http, "UNLOCKIT_OPERATIONS_HOST": operations, "UNLOCKIT_OPERATIONS_PORT": "8080"])
+            } throws: { "\($0)".contains("the operations port must differ from the HTTP port") }
+        }
         // The same port on another address, or both picked by the kernel, is no clash.
         let elsewhere = try ServerConfiguration.load(
             file: nil, environment: ["UNLOCKIT_OPERATIONS_PORT": "8080", "UNLOCKIT_OPERATIONS_HOST": "10.0.0.5"])

@@ -10,7 +10,7 @@ struct SecretLine {
     enum Step: Equatable {
         /// The line goes on.
         case more
-        /// Enter (or Ctrl-D after some text): the line is ``text``.
+        /// Enter: the line is ``text``.
         case done
         /// Ctrl-D on an empty line: no line at all.
         case endOfInput
@@ -39,7 +39,9 @@ struct SecretLine {
         case 0x0A, 0x0D:
             return .done
         case endOfFile:
-            return bytes.isEmpty ? .endOfInput : .done
+            // After some text it does nothing: a stray Ctrl-D must not send half a password. (A
+            // terminal's own editing passes the text on without ending the line.)
+            return bytes.isEmpty ? .endOfInput : .more
         case erase, 0x08, 0x7F:
             // One character, not one byte: a UTF-8 character's continuation bytes go with it.
             while let last = bytes.popLast(), last & 0xC0 == 0x80 {}

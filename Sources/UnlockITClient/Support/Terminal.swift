@@ -74,7 +74,17 @@ enum Terminal {
         while true {
             let count = Glibc.read(STDIN_FILENO, &chunk, chunk.count)
             if count < 0 && errno == EINTR { continue }
-            // The terminal hung up: what was typed, if anything, is the line.
+            // A terminal left non-blocking by whatever shares it: wait for what comes.
+            if count < 0 && errno == EAGAIN {
+                var ready = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+                _ = poll(&ready, 1, -1)
+                continue
+            }
+            // The terminal failed: no line, not the part of one that had arrived (a paste comes in
+            // pieces, and a cut secret would be sent as if whole).
+            guard count >= 0 else { return nil }
+            // The end of input (a hang-up): what was typed, if anything, is the line, as a terminal's
+            // own editing gives it.
             guard count > 0 else { return line.bytes.isEmpty ? nil : line.text }
             for byte in chunk.prefix(count) {
                 switch line.take(byte) {

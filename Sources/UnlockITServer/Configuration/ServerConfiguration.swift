@@ -303,9 +303,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     func validate() throws {
         guard (0...65535).contains(httpPort) else { throw ConfigurationError("the HTTP port must be 0–65535") }
         guard (0...65535).contains(operationsPort) else { throw ConfigurationError("the operations port must be 0–65535") }
-        // Said before the second bind fails with a bare "address in use".
-        if operationsPort != 0, operationsPort == httpPort, operationsHost == httpHost {
-            throw ConfigurationError("the operations port must differ from the HTTP port (both \(httpPort) on \(httpHost))")
+        // Said before the second bind fails with a bare "address in use". An address of every
+        // interface takes the port on each of them.
+        let everyInterface: Set<String> = ["0.0.0.0", "::", "[::]"]
+        if operationsPort != 0, operationsPort == httpPort,
+            operationsHost == httpHost || everyInterface.contains(operationsHost) || everyInterface.contains(httpHost)
+        {
+            throw ConfigurationError(
+                "the operations port must differ from the HTTP port (both \(httpPort), on \(httpHost) and \(operationsHost))")
         }
         _ = try brokerAddress()
         guard (12...31).contains(bcryptCost) else { throw ConfigurationError("the bcrypt cost must be 12–31") }
