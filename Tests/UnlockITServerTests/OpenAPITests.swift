@@ -43,7 +43,8 @@ import UnlockITCore
                 let servers = (item["servers"] as? [[String: any Sendable]])?.compactMap { $0["url"] as? String }
                 let onOperations = operationsRoutes.contains { $0.hasSuffix(" \(path)") }
                 let defaults = ServerConfiguration()
-                #expect(servers == (onOperations ? ["http://\(defaults.operationsHost):\(defaults.operationsPort)"] : nil), "\(path): \(servers ?? [])")
+                let operationsURL = "http://\(defaults.operationsHost):\(defaults.operationsPort)"
+                #expect(servers == (onOperations ? [operationsURL] : nil), "\(path): \(servers ?? [])")
             }
             #expect(apiRoutes.count > 25)
         }
