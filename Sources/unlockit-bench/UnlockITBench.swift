@@ -59,7 +59,9 @@ struct UnlockITBench: AsyncParsableCommand {
                 await floorLink.close()
                 FileHandle.standardError.write(
                     Data("lock p50 \(lockSamples.p50.milliseconds) ms; floor p50 \(floorSamples.p50.milliseconds) ms\n".utf8))
-                print("server http://127.0.0.1:\(site.server.port)  pid \(site.server.process.pid)  fleet pids \(site.fleets.map(\.pid))")
+                print(
+                    "server http://127.0.0.1:\(site.server.port)  operations http://127.0.0.1:\(site.server.operationsPort)"
+                        + "  pid \(site.server.process.pid)  fleet pids \(site.fleets.map(\.pid))")
                 print("employee token \(site.employees[0])")
                 print("locks \(site.locks.prefix(3).joined(separator: " ")) …")
                 fflush(nil)
