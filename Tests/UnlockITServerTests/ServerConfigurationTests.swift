@@ -48,7 +48,7 @@ import UnlockITCore
             try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OPERATIONS_PORT": "metrics"])
         } throws: { "\($0)".contains("UNLOCKIT_OPERATIONS_PORT must be a whole number") }
         // Nor can it take the API's port on every interface, or the API take its port so.
-        for (http, operations) in [("0.0.0.0", "127.0.0.1"), ("127.0.0.1", "::"), ("::", "::")] {
+        for (http, operations) in [("0.0.0.0", "127.0.0.1"), ("127.0.0.1", "::"), ("::", "::"), ("10.0.0.5", "0.0.0.0")] {
             #expect {
                 try ServerConfiguration.load(
                     file: nil,
@@ -59,6 +59,10 @@ import UnlockITCore
         let elsewhere = try ServerConfiguration.load(
             file: nil, environment: ["UNLOCKIT_OPERATIONS_PORT": "8080", "UNLOCKIT_OPERATIONS_HOST": "10.0.0.5"])
         #expect(elsewhere.operationsPort == 8080)
+        // IPv4's every interface and an IPv6 address do not meet.
+        let apart = try ServerConfiguration.load(
+            file: nil, environment: ["UNLOCKIT_HTTP_HOST": "0.0.0.0", "UNLOCKIT_OPERATIONS_PORT": "8080", "UNLOCKIT_OPERATIONS_HOST": "::1"])
+        #expect(apart.operationsHost == "::1")
         let picked = try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_HTTP_PORT": "0", "UNLOCKIT_OPERATIONS_PORT": "0"])
         #expect(picked.httpPort == 0 && picked.operationsPort == 0)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 import Testing
 import UnlockITCore
 
@@ -28,6 +29,36 @@ import UnlockITCore
         #expect(!limiter.count(5, for: company, now: later))
         #expect(limiter.wait(for: company, now: later) == .seconds(3600))
         #expect(!limiter.count(1, for: company, now: later.addingTimeInterval(1800)))
+    }
+
+    @Test("The request that spends a company's budget logs a warning, fitting or not; those turned away after it do not")
+    func theRequestThatSpendsTheBudgetIsLogged() throws {
+        let lines = LazyMetadataLogHandlerTests.Capture()
+        let logger = Logger(label: "test") { StreamLogHandler(label: $0, stream: lines, metadataProvider: nil) }
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let admin = User(
+            id: UserID.generate(), companyID: CompanyID.generate(), email: "admin@alpha.test", name: "Admin", role: .admin, securityLevel: 0,
+            enabled: true, mustChangePassword: false, createdAt: start, updatedAt: start)
+        let refusal = { (wait: Duration) in APIError.tooManyTakenLockIDs(retryAfter: wait) }
+        func count(_ limiter: TakenNameLimiter, _ foreign: Int, at now: Date) throws {
+            try limiter.requireOpen(for: admin.companyID, now: now, refusal: refusal)
+            try limiter.count(foreign, by: admin, now: now, logger: logger, warning: "paused", refusal: refusal)
+        }
+        let limiter = TakenNameLimiter(perDay: 2)
+        try count(limiter, 0, at: start)
+        try count(limiter, 1, at: start)
+        #expect(lines.written.isEmpty)
+        // The second fits and spends it: the pause begins, and is said.
+        try count(limiter, 1, at: start)
+        #expect(lines.written.count == 1)
+        #expect(lines.written.first?.contains("paused") == true && lines.written.first?.contains("company=\(admin.companyID)") == true)
+        #expect(throws: APIError.self) { try count(limiter, 1, at: start) }
+        #expect(throws: APIError.self) { try count(limiter, 0, at: start) }
+        #expect(lines.written.count == 1)
+        // An overrun spends it too, and is refused.
+        let other = TakenNameLimiter(perDay: 2)
+        #expect(throws: APIError.self) { try count(other, 3, at: start) }
+        #expect(lines.written.count == 2)
     }
 
     @Test("Other companies' addresses count against the asking company's budget; its own never do")

@@ -331,7 +331,7 @@ import UnlockITCore
         #expect(again.createdAt == later && again.activatedAt == nil && again.retiredAt == nil && !again.online)
         #expect(try await store.unlockContext(id, in: company.id, for: admin.id)?.sealedKey == nil)
         #expect(try await store.locks(in: company.id).map(\.id) == [id])
-        #expect(try await store.lockIDTaken(id, for: company.id))
+        #expect(try await store.lockIDHolder(id, for: company.id) != nil)
         // What the row held before is in the event that took it over.
         let events = try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock))
         #expect(events.count == 1)
@@ -350,9 +350,9 @@ import UnlockITCore
             Session(tokenHash: token, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
         let check = AdminCheck(session: token, company: company.id, at: now)
         let lock = Lock(id: LockID("lock-kappa")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
-        #expect(try await !store.lockIDTaken(lock.id, for: company.id))
+        #expect(try await store.lockIDHolder(lock.id, for: company.id) == nil)
         try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock))
-        #expect(try await store.lockIDTaken(lock.id, for: company.id))
+        #expect(try await store.lockIDHolder(lock.id, for: company.id) != nil)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
         await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock)) }
 
@@ -365,7 +365,7 @@ import UnlockITCore
         await #expect(throws: StoreError.sessionEnded) {
             try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, checking: check, audit: audit(company.id, .activateLock))
         }
-        #expect(try await !store.lockIDTaken(second.id, for: company.id))
+        #expect(try await store.lockIDHolder(second.id, for: company.id) == nil)
         #expect(try await store.lock(lock.id, in: company.id)?.state == .registered)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .activateLock)).isEmpty)

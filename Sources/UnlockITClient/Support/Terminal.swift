@@ -80,12 +80,9 @@ enum Terminal {
                 _ = poll(&ready, 1, -1)
                 continue
             }
-            // The terminal failed: no line, not the part of one that had arrived (a paste comes in
-            // pieces, and a cut secret would be sent as if whole).
-            guard count >= 0 else { return nil }
-            // The end of input (a hang-up): what was typed, if anything, is the line, as a terminal's
-            // own editing gives it.
-            guard count > 0 else { return line.bytes.isEmpty ? nil : line.text }
+            // The terminal failed or hung up: no line, not the part of one that had arrived (a paste
+            // comes in pieces, and a cut secret would be sent as if whole).
+            guard count > 0 else { return nil }
             for byte in chunk.prefix(count) {
                 switch line.take(byte) {
                 case .more: continue

@@ -168,10 +168,3 @@ public enum LockIDHolder: Sendable, Equatable {
     /// Another company: telling it counts against the asking company's budget.
     case otherCompany
 }
-
-extension Store {
-    /// Whether `company` may not register a lock of this device id (``lockIDHolder(_:for:)``).
-    public func lockIDTaken(_ id: LockID, for company: CompanyID) async throws -> Bool {
-        try await lockIDHolder(id, for: company) != nil
-    }
-}

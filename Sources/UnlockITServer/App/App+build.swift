@@ -42,8 +42,9 @@ public enum UnlockITApp {
     }
 
     /// Builds the application. Its service group runs the API's HTTP server, the operations
-    /// listener and the MQTT link together, and shuts them all down cleanly on SIGINT or SIGTERM.
-    /// `onListening` is told each listener's port once it is bound.
+    /// listener and the MQTT link together, and shuts them all down cleanly when asked to; ``run(_:_:)``
+    /// with the same `parts` asks on SIGINT or SIGTERM. `onListening` is told each listener's port
+    /// once it is bound.
     public static func build(
         _ parts: Parts, onListening: @escaping @Sendable (Listener, Int) async -> Void = { _, _ in }
     ) throws -> some ApplicationProtocol {
@@ -92,8 +93,9 @@ public enum UnlockITApp {
             logger: parts.logger)
     }
 
-    /// Runs `app` until SIGINT or SIGTERM, then shuts it down cleanly. `/healthz` answers 503 from
-    /// the moment the signal comes (``ShutdownState``), before the API's listener closes.
+    /// Runs `app`, built by ``build(_:onListening:)`` from the same `parts`, until SIGINT or SIGTERM,
+    /// then shuts it down cleanly. `/healthz` answers 503 from the moment the signal comes
+    /// (`parts.shutdown`), before the API's listener closes.
     public static func run(_ app: some ApplicationProtocol, _ parts: Parts) async throws {
         let noticed = NoticingShutdown(app: app, shutdown: parts.shutdown)
         let group = ServiceGroup(

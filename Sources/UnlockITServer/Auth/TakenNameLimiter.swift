@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import UnlockITCore
 
@@ -49,5 +50,21 @@ final class TakenNameLimiter: Sendable {
             records[company] = recent
             return fits
         }
+    }
+
+    /// Throws `refusal` while the company's admins may not be told of names of this kind.
+    func requireOpen(for company: CompanyID, now: Date, refusal: (Duration) -> APIError) throws {
+        if let wait = wait(for: company, now: now) { throw refusal(wait) }
+    }
+
+    /// Counts `foreign` names `admin` found in use by other companies, and throws `refusal` when they
+    /// do not all fit in what is left. The request that spends the budget, fitting or not, logs
+    /// `warning` with the company and the admin: the operator learns of the pause when it begins.
+    func count(_ foreign: Int, by admin: User, now: Date, logger: Logger, warning: Logger.Message, refusal: (Duration) -> APIError) throws {
+        guard foreign > 0 else { return }
+        let fits = count(foreign, for: admin.companyID, now: now)
+        let wait = self.wait(for: admin.companyID, now: now)
+        if wait != nil { logger.warning(warning, metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"]) }
+        if !fits { throw refusal(wait ?? .seconds(Self.window)) }
     }
 }

@@ -303,12 +303,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     func validate() throws {
         guard (0...65535).contains(httpPort) else { throw ConfigurationError("the HTTP port must be 0–65535") }
         guard (0...65535).contains(operationsPort) else { throw ConfigurationError("the operations port must be 0–65535") }
-        // Said before the second bind fails with a bare "address in use". An address of every
-        // interface takes the port on each of them.
-        let everyInterface: Set<String> = ["0.0.0.0", "::", "[::]"]
-        if operationsPort != 0, operationsPort == httpPort,
-            operationsHost == httpHost || everyInterface.contains(operationsHost) || everyInterface.contains(httpHost)
-        {
+        // Said before the second bind fails with a bare "address in use". `::` takes the port on every
+        // interface, IPv4 ones too; `0.0.0.0` on every IPv4 one.
+        func clash(_ one: String, _ other: String) -> Bool {
+            one == other || ["::", "[::]"].contains(one) || (one == "0.0.0.0" && !other.contains(":"))
+        }
+        if operationsPort != 0, operationsPort == httpPort, clash(httpHost, operationsHost) || clash(operationsHost, httpHost) {
             throw ConfigurationError(
                 "the operations port must differ from the HTTP port (both \(httpPort), on \(httpHost) and \(operationsHost))")
         }

@@ -98,15 +98,12 @@ struct LocksController {
     /// answered 429 whatever the id, and tells nothing of it.
     private func requireFree(_ id: LockID, for admin: User) async throws {
         let limiter = services.takenLockIDLimiter
-        if let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) { throw APIError.tooManyTakenLockIDs(retryAfter: wait) }
+        try limiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyTakenLockIDs)
         guard let holder = try await services.store.lockIDHolder(id, for: admin.companyID) else { return }
-        if holder == .otherCompany, !limiter.count(1, for: admin.companyID, now: services.clock.now()) {
-            services.logger.warning(
-                "a company's admins ran into too many lock ids of other companies; their registrations are paused",
-                metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"])
-            let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) ?? .seconds(TakenNameLimiter.window)
-            throw APIError.tooManyTakenLockIDs(retryAfter: wait)
-        }
+        try limiter.count(
+            holder == .otherCompany ? 1 : 0, by: admin, now: services.clock.now(), logger: services.logger,
+            warning: "a company's admins ran into too many lock ids of other companies; their lock registrations are paused",
+            refusal: APIError.tooManyTakenLockIDs)
         throw StoreError.lockIDTaken
     }
 

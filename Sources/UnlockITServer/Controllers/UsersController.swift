@@ -123,7 +123,7 @@ struct UsersController {
     /// tells nothing of the addresses.
     private func taken(_ emails: [String], by admin: User, except: UserID? = nil) async throws -> Set<String> {
         let limiter = services.takenEmailLimiter
-        if let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) { throw APIError.tooManyTakenEmails(retryAfter: wait) }
+        try limiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyTakenEmails)
         var taken: Set<String> = []
         var foreign = 0
         for email in emails {
@@ -131,13 +131,10 @@ struct UsersController {
             taken.insert(email)
             if user.companyID != admin.companyID { foreign += 1 }
         }
-        guard limiter.count(foreign, for: admin.companyID, now: services.clock.now()) else {
-            services.logger.warning(
-                "a company's admins ran into too many email addresses of other companies; their user changes are paused",
-                metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"])
-            let wait = limiter.wait(for: admin.companyID, now: services.clock.now()) ?? .seconds(TakenNameLimiter.window)
-            throw APIError.tooManyTakenEmails(retryAfter: wait)
-        }
+        try limiter.count(
+            foreign, by: admin, now: services.clock.now(), logger: services.logger,
+            warning: "a company's admins ran into too many email addresses of other companies; their user changes are paused",
+            refusal: APIError.tooManyTakenEmails)
         return taken
     }
 

@@ -128,7 +128,7 @@ extension APIError {
 
     static func tooManyTakenLockIDs(retryAfter wait: Duration) -> APIError {
         tooMany(
-            .tooManyTakenLockIDs, title: "Too many of the lock device ids tried are registered by other companies",
+            .tooManyTakenLockIDs, title: "Too many of the device ids tried are registered by other companies",
             detail: "Registering locks is paused for this company. Wait before trying again.", retryAfter: wait)
     }
 
