@@ -1,10 +1,19 @@
 import Foundation
+import SiteHarness
 import Testing
 import UnlockITCore
 
 @testable import UnlockITServer
 
 @Suite struct ServerConfigurationTests {
+    /// A settings file holding `json`, in a folder of its own: the caller removes the folder.
+    static func settingsFile(_ json: String) throws -> (folder: TemporaryDirectory, path: String) {
+        let folder = try TemporaryDirectory("unlockit-config")
+        let path = "\(folder.path)/server.json"
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return (folder, path)
+    }
+
     @Test(arguments: ["0.5", "3", "5"])
     func anUnlockTimeoutWithinTheLocksChallengeLifeIsTaken(seconds: String) throws {
         let configuration = try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_UNLOCK_TIMEOUT": seconds])
@@ -24,15 +33,12 @@ import UnlockITCore
     func theOperationsListenerHasItsOwnAddress() throws {
         let defaults = try ServerConfiguration.load(file: nil, environment: [:])
         #expect(defaults.operationsHost == "127.0.0.1" && defaults.operationsPort == 8081)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("server.json")
-        try Data(#"{"operationsHost":"10.0.0.5","operationsPort":9100}"#.utf8).write(to: file)
-        let fromFile = try ServerConfiguration.load(file: file.path, environment: [:])
+        let (folder, file) = try Self.settingsFile(#"{"operationsHost":"10.0.0.5","operationsPort":9100}"#)
+        defer { folder.remove() }
+        let fromFile = try ServerConfiguration.load(file: file, environment: [:])
         #expect(fromFile.operationsHost == "10.0.0.5" && fromFile.operationsPort == 9100)
         let fromEnvironment = try ServerConfiguration.load(
-            file: file.path, environment: ["UNLOCKIT_OPERATIONS_HOST": "::1", "UNLOCKIT_OPERATIONS_PORT": "0"])
+            file: file, environment: ["UNLOCKIT_OPERATIONS_HOST": "::1", "UNLOCKIT_OPERATIONS_PORT": "0"])
         #expect(fromEnvironment.operationsHost == "::1" && fromEnvironment.operationsPort == 0)
     }
 
@@ -74,12 +80,9 @@ import UnlockITCore
         #expect {
             try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY": "0"])
         } throws: { "\($0)".contains("taken lock ids per day must be 1–1000000") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("server.json")
-        try Data(#"{"takenLockIDsPerDay":7}"#.utf8).write(to: file)
-        #expect(try ServerConfiguration.load(file: file.path, environment: [:]).takenLockIDsPerDay == 7)
+        let (folder, file) = try Self.settingsFile(#"{"takenLockIDsPerDay":7}"#)
+        defer { folder.remove() }
+        #expect(try ServerConfiguration.load(file: file, environment: [:]).takenLockIDsPerDay == 7)
     }
 
     static let acme = "0b9a3b3e-8d4c-4a0e-9a57-2f1c6a9d0b11"
@@ -92,13 +95,10 @@ import UnlockITCore
         #expect {
             try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_OIDC_ISSUERS": misspelt])
         } throws: { "\($0)".contains("unknown OIDC issuer setting \"company\"") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("server.json")
-        try Data(#"{"oidcIssuers":\#(misspelt)}"#.utf8).write(to: file)
+        let (folder, file) = try Self.settingsFile(#"{"oidcIssuers":\#(misspelt)}"#)
+        defer { folder.remove() }
         #expect {
-            try ServerConfiguration.load(file: file.path, environment: [:])
+            try ServerConfiguration.load(file: file, environment: [:])
         } throws: { "\($0)".contains("unknown OIDC issuer setting \"company\"") }
         // Spelt right, it is taken.
         let right = misspelt.replacingOccurrences(of: #""company""#, with: #""companies""#)
