@@ -306,7 +306,7 @@ struct LockProtocolEndToEndTests {
 
     @Test("A device id naming another broker account is refused and that account keeps working; a lock's stale account is replaced")
     func deviceIDOfAnotherAccount() async throws {
-        try await Site.with() { site in
+        try await Site.with(serverEnvironment: ["UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY": "3"]) { site in
             try await site.addSuperuserAccount()
             let (lock, _) = try await site.activeLock("lock-kept")
             try await site.authorizeAdmin()
@@ -335,6 +335,13 @@ struct LockProtocolEndToEndTests {
             #expect(password != "an old password")
             try await stale.start(broker: site.broker.url, password: password, pairing: true)
             try await site.waitUntilOnline("lock-stale")
+
+            // Each refusal told of an account outside the company, and counted as another company's
+            // device id does: the third spends the budget of three, and registering is paused.
+            let third = try await site.api.post("/api/v1/locks", token: site.admin, ["id": "tester", "name": "Not a lock", "roomId": site.roomID])
+            #expect(third.code == "lock_id_taken", "\(third)")
+            let paused = try await site.api.post("/api/v1/locks", token: site.admin, ["id": "lock-next", "name": "Next", "roomId": site.roomID])
+            #expect(paused.status == 429 && paused.code == "too_many_taken_lock_ids", "\(paused)")
         }
     }
 

@@ -100,11 +100,17 @@ struct LocksController {
         let limiter = services.takenLockIDLimiter
         try limiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyTakenLockIDs)
         guard let holder = try await services.store.lockIDHolder(id, for: admin.companyID) else { return }
-        try limiter.count(
-            holder == .otherCompany ? 1 : 0, by: admin, now: services.clock.now(), logger: services.logger,
+        if holder == .otherCompany { try countTakenElsewhere(by: admin) }
+        throw StoreError.lockIDTaken
+    }
+
+    /// Counts one device id found in use outside the admin's company against its budget; throws 429
+    /// once it does not fit.
+    private func countTakenElsewhere(by admin: User) throws {
+        try services.takenLockIDLimiter.count(
+            1, by: admin, now: services.clock.now(), logger: services.logger,
             warning: "a company's admins ran into too many lock ids of other companies; their lock registrations are paused",
             refusal: APIError.tooManyTakenLockIDs)
-        throw StoreError.lockIDTaken
     }
 
     /// The broker account first, then the lock and its audit event in one transaction: no lock without
@@ -119,7 +125,10 @@ struct LocksController {
         do {
             try await services.accounts.createLockAccount(id, password: password)
         } catch BrokerAccounts.AccountError.nameTaken {
-            // The same answer as for a device id another lock has: the name is not this lock's to take.
+            // The same answer as for a device id another lock has: the name is not this lock's to
+            // take. It tells of an account outside the company (the server's own, an operator's),
+            // so it counts as another company's id would.
+            try countTakenElsewhere(by: admin)
             throw StoreError.lockIDTaken
         } catch {
             try await brokerFailed(.registerLock, by: admin, lock: id, room: roomID, error: error, "could not create the lock's broker account")
