@@ -20,7 +20,11 @@ struct CLITerminalEndToEndTests {
         private(set) var screen = ""
         private var reaped = false
 
-        init(_ arguments: [String], home: String) throws {
+        /// `underJobControl`: started by a shell with job control (`sh -c 'set -m; …'`), which
+        /// prints `STOPPED=` and the status when the CLI stops or ends, waits for a line, and then
+        /// continues it in the foreground with `fg`. Without one the CLI's process group has no shell
+        /// to return to, and the kernel discards a stop.
+        init(_ arguments: [String], home: String, underJobControl: Bool = false) throws {
             master = PseudoTerminal.openMaster(O_RDWR | O_NOCTTY | O_CLOEXEC)
             guard master >= 0, PseudoTerminal.grant(master) == 0, PseudoTerminal.unlock(master) == 0 else {
                 throw HarnessError("no pseudo-terminal")
@@ -42,7 +46,11 @@ struct CLITerminalEndToEndTests {
                 "XDG_CONFIG_HOME=\(home)", "TZ=UTC", "LANG=C", "LC_ALL=", "LC_MESSAGES=", "UNLOCKIT_LANG=", "TERM=dumb",
                 "PATH=/usr/bin:/bin",
             ]
-            let argv = ([try Binaries.path("unlockit")] + arguments).map { strdup($0) } + [nil]
+            let command =
+                underJobControl
+                ? ["/bin/sh", "-c", #"set -m; "$0" "$@"; echo "STOPPED=$?"; read -r line; fg"#, try Binaries.path("unlockit")] + arguments
+                : [try Binaries.path("unlockit")] + arguments
+            let argv = command.map { strdup($0) } + [nil]
             let envp = environment.map { strdup($0) } + [nil]
             defer {
                 argv.forEach { free($0) }
@@ -236,5 +244,28 @@ struct CLITerminalEndToEndTests {
         #expect(sent.first?.contains("typo") == false)
         #expect(!cli.screen.contains("eyJncm91cHMiOlsiYSJdfQ"), "\(cli.screen.suffix(500))")
         #expect(cli.settingsRestored, "the terminal was left in other settings")
+    }
+
+    @Test("Ctrl-Z at a password prompt gives the shell the terminal as it was; fg takes the prompt back, without echo")
+    func stopAtPasswordPrompt() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let cli = try OnTerminal(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test"], home: home, underJobControl: true)
+        #expect(try await cli.wait(until: { cli.screen.contains("Password: ") }), "no prompt: \(cli.screen)")
+        #expect(try await cli.wait(until: { !cli.echoes }), "the prompt never turned the echo off")
+        cli.type("hunter")
+        cli.type("\u{1A}")
+        // Stopped (148 = 128 + SIGTSTP), and the shell has the terminal as it was before the CLI.
+        #expect(try await cli.wait(until: { cli.screen.contains("STOPPED=148") }), "the CLI did not stop: \(cli.screen)")
+        #expect(cli.settingsRestored, "the shell got the terminal in the prompt's settings")
+        // fg: the prompt's settings again, so that the rest is not shown.
+        cli.type("\n")
+        #expect(try await cli.wait(until: { !cli.echoes }), "the prompt did not take its settings back")
+        cli.type("2-on-screen\n")
+        let status = try #require(try await cli.exit())
+        #expect(status >> 8 == 7, "wait status \(status): \(cli.screen)")  // the server cannot be reached
+        #expect(!cli.screen.contains("2-on-screen") && !cli.screen.contains("hunter"), "\(cli.screen)")
+        #expect(cli.settingsRestored)
     }
 }

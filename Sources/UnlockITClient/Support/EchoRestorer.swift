@@ -1,24 +1,32 @@
 import Glibc
 
 /// Puts the terminal's settings back when a signal ends the process during a secret prompt, then
-/// lets the signal do what it would have done. A signal handler may only touch memory that is
-/// already there and call async-signal-safe functions (`tcsetattr`, `write`, `sigaction`, `raise`),
-/// so the settings live at a fixed address, written before the handlers are installed.
+/// lets the signal do what it would have done; and around a stop (Ctrl-Z), so that the shell gets
+/// the terminal as it was and the prompt takes its own settings back when continued (`fg`). A signal
+/// handler may only touch memory that is already there and call async-signal-safe functions
+/// (`tcsetattr`, `write`, `sigaction`, `sigprocmask`, `raise`), so the settings live at fixed
+/// addresses, written before the handlers are installed.
 enum EchoRestorer {
     /// The signals that end a process from the terminal or from outside.
     static let signals: [Int32] = [SIGINT, SIGQUIT, SIGHUP, SIGTERM]
+    /// The terminal's stop key.
+    static let stop = SIGTSTP
 
     /// The terminal's settings to restore.
-    nonisolated(unsafe) static let terminal: UnsafeMutablePointer<termios> = {
+    nonisolated(unsafe) static let terminal: UnsafeMutablePointer<termios> = settings()
+    /// The prompt's own settings, to take again after a stop.
+    nonisolated(unsafe) static let prompt: UnsafeMutablePointer<termios> = settings()
+
+    private static func settings() -> UnsafeMutablePointer<termios> {
         let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
         pointer.initialize(to: termios())
         return pointer
-    }()
+    }
 
-    /// Installs the handler for `signals`; returns the actions it replaced, for `uninstall`.
+    /// Installs the handlers for `signals` and `stop`; returns the actions they replaced, for `uninstall`.
     static func install() -> [sigaction] {
-        _ = terminal  // initialised before any handler can read it
-        return signals.map { number in
+        _ = (terminal, prompt)  // initialised before any handler can read them
+        let ending = signals.map { number in
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
                 tcsetattr(STDIN_FILENO, TCSAFLUSH, EchoRestorer.terminal)
@@ -30,17 +38,45 @@ enum EchoRestorer {
                 sigaction(number, &fallback, nil)
                 raise(number)
             }
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = 0
-            var previous = sigaction()
-            sigaction(number, &action, &previous)
-            return previous
+            return replace(number, with: action)
         }
+        var stopping = sigaction()
+        stopping.__sigaction_handler.sa_handler = { number in EchoRestorer.stopped(number) }
+        return ending + [replace(stop, with: stopping)]
+    }
+
+    private static func replace(_ number: Int32, with action: sigaction) -> sigaction {
+        var action = action
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        var previous = sigaction()
+        sigaction(number, &action, &previous)
+        return previous
+    }
+
+    /// In the signal handler: the terminal as it was, the stop done as it would have been, and the
+    /// prompt's settings and this handler again once the process is continued. (A process group with
+    /// no shell of its session to return to discards the stop, and goes straight on.)
+    private static func stopped(_ number: Int32) {
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, terminal)
+        var fallback = sigaction()
+        fallback.__sigaction_handler.sa_handler = SIG_DFL
+        sigemptyset(&fallback.sa_mask)
+        var handler = sigaction()
+        sigaction(number, &fallback, &handler)
+        // The signal is blocked while its handler runs: let it through, to stop the process now.
+        var only = sigset_t()
+        sigemptyset(&only)
+        sigaddset(&only, number)
+        sigprocmask(SIG_UNBLOCK, &only, nil)
+        raise(number)
+        sigaction(number, &handler, nil)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, prompt)
     }
 
     /// Puts back the actions `install` replaced.
     static func uninstall(_ previous: [sigaction]) {
-        for (number, action) in zip(signals, previous) {
+        for (number, action) in zip(signals + [stop], previous) {
             var action = action
             sigaction(number, &action, nil)
         }

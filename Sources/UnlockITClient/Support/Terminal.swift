@@ -49,13 +49,12 @@ enum Terminal {
 
     /// Asks for a secret without echoing it, edited by ``SecretLine`` so that no length is cut off.
     /// A signal that ends the process while it waits (Ctrl-C, Ctrl-\, a hang-up, `kill`) turns the
-    /// terminal's settings back first, so the shell is not left typing blind.
+    /// terminal's settings back first, so the shell is not left typing blind; so does Ctrl-Z, and
+    /// `fg` takes the prompt's settings again.
     static func askSecret(_ prompt: String) -> String? {
         write(prompt, to: STDERR_FILENO)
         var original = termios()
         guard tcgetattr(STDIN_FILENO, &original) == 0 else { return readLine() }
-        EchoRestorer.terminal.pointee = original
-        let previous = EchoRestorer.install()
         var silent = original
         // Signals stay on: Ctrl-C still ends the command.
         silent.c_lflag &= ~tcflag_t(ECHO | ICANON)
@@ -63,6 +62,9 @@ enum Terminal {
             keys[Int(VMIN)] = 1
             keys[Int(VTIME)] = 0
         }
+        EchoRestorer.terminal.pointee = original
+        EchoRestorer.prompt.pointee = silent
+        let previous = EchoRestorer.install()
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
