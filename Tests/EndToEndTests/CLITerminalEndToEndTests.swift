@@ -259,9 +259,12 @@ struct CLITerminalEndToEndTests {
         // Stopped (148 = 128 + SIGTSTP), and the shell has the terminal as it was before the CLI.
         #expect(try await cli.wait(until: { cli.screen.contains("STOPPED=148") }), "the CLI did not stop: \(cli.screen)")
         #expect(cli.settingsRestored, "the shell got the terminal in the prompt's settings")
-        // fg: the prompt's settings again, so that the rest is not shown.
+        // fg: the prompt's settings again, so that the rest is not shown, and the prompt again.
         cli.type("\n")
         #expect(try await cli.wait(until: { !cli.echoes }), "the prompt did not take its settings back")
+        #expect(
+            try await cli.wait(until: { cli.screen.components(separatedBy: "Password: ").count == 3 }),
+            "the prompt was not shown again: \(cli.screen)")
         cli.type("2-on-screen\n")
         let status = try #require(try await cli.exit())
         #expect(status >> 8 == 7, "wait status \(status): \(cli.screen)")  // the server cannot be reached

@@ -16,6 +16,20 @@ enum EchoRestorer {
     nonisolated(unsafe) static let terminal: UnsafeMutablePointer<termios> = settings()
     /// The prompt's own settings, to take again after a stop.
     nonisolated(unsafe) static let prompt: UnsafeMutablePointer<termios> = settings()
+    /// The prompt's text, to show again after a stop (the shell's job line stands where it was).
+    nonisolated(unsafe) static let promptText = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 256)
+    nonisolated(unsafe) static let promptLength: UnsafeMutablePointer<Int> = {
+        let pointer = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        pointer.initialize(to: 0)
+        return pointer
+    }()
+
+    /// Keeps the start of `text` (up to 256 bytes) as the prompt's text.
+    static func setPromptText(_ text: String) {
+        let bytes = Array(text.utf8.prefix(promptText.count))
+        _ = promptText.initialize(from: bytes)
+        promptLength.pointee = bytes.count
+    }
 
     private static func settings() -> UnsafeMutablePointer<termios> {
         let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
@@ -25,7 +39,7 @@ enum EchoRestorer {
 
     /// Installs the handlers for `signals` and `stop`; returns the actions they replaced, for `uninstall`.
     static func install() -> [sigaction] {
-        _ = (terminal, prompt)  // initialised before any handler can read them
+        _ = (terminal, prompt, promptText, promptLength)  // initialised before any handler can read them
         let ending = signals.map { number in
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
@@ -55,7 +69,7 @@ enum EchoRestorer {
     }
 
     /// In the signal handler: the terminal as it was, the stop done as it would have been, and the
-    /// prompt's settings and this handler again once the process is continued. (A process group with
+    /// prompt's settings, its text and this handler again once the process is continued. (A process group with
     /// no shell of its session to return to discards the stop, and goes straight on.)
     private static func stopped(_ number: Int32) {
         tcsetattr(STDIN_FILENO, TCSAFLUSH, terminal)
@@ -72,6 +86,7 @@ enum EchoRestorer {
         raise(number)
         sigaction(number, &handler, nil)
         tcsetattr(STDIN_FILENO, TCSAFLUSH, prompt)
+        _ = write(STDERR_FILENO, promptText.baseAddress, promptLength.pointee)
     }
 
     /// Puts back the actions `install` replaced.

@@ -64,6 +64,7 @@ enum Terminal {
         }
         EchoRestorer.terminal.pointee = original
         EchoRestorer.prompt.pointee = silent
+        EchoRestorer.setPromptText(prompt)
         let previous = EchoRestorer.install()
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
         defer {
