@@ -13,16 +13,12 @@ enum EchoRestorer {
     static let stop = SIGTSTP
 
     /// The terminal's settings to restore.
-    nonisolated(unsafe) static let terminal: UnsafeMutablePointer<termios> = settings()
+    nonisolated(unsafe) static let terminal = fixed(termios())
     /// The prompt's own settings, to take again after a stop.
-    nonisolated(unsafe) static let prompt: UnsafeMutablePointer<termios> = settings()
+    nonisolated(unsafe) static let prompt = fixed(termios())
     /// The prompt's text, to show again after a stop (the shell's job line stands where it was).
     nonisolated(unsafe) static let promptText = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 256)
-    nonisolated(unsafe) static let promptLength: UnsafeMutablePointer<Int> = {
-        let pointer = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-        pointer.initialize(to: 0)
-        return pointer
-    }()
+    nonisolated(unsafe) static let promptLength = fixed(0)
 
     /// Keeps the start of `text` (up to 256 bytes) as the prompt's text.
     static func setPromptText(_ text: String) {
@@ -31,9 +27,10 @@ enum EchoRestorer {
         promptLength.pointee = bytes.count
     }
 
-    private static func settings() -> UnsafeMutablePointer<termios> {
-        let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
-        pointer.initialize(to: termios())
+    /// `value` at an address of its own, for good.
+    private static func fixed<T>(_ value: T) -> UnsafeMutablePointer<T> {
+        let pointer = UnsafeMutablePointer<T>.allocate(capacity: 1)
+        pointer.initialize(to: value)
         return pointer
     }
 
@@ -41,26 +38,23 @@ enum EchoRestorer {
     static func install() -> [sigaction] {
         _ = (terminal, prompt, promptText, promptLength)  // initialised before any handler can read them
         let ending = signals.map { number in
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { number in
+            handle(number) { number in
                 tcsetattr(STDIN_FILENO, TCSAFLUSH, EchoRestorer.terminal)
                 var newline: UInt8 = 10
                 _ = write(STDERR_FILENO, &newline, 1)
-                var fallback = sigaction()
-                fallback.__sigaction_handler.sa_handler = SIG_DFL
-                sigemptyset(&fallback.sa_mask)
-                sigaction(number, &fallback, nil)
+                EchoRestorer.handle(number, with: SIG_DFL)
                 raise(number)
             }
-            return replace(number, with: action)
         }
-        var stopping = sigaction()
-        stopping.__sigaction_handler.sa_handler = { number in EchoRestorer.stopped(number) }
-        return ending + [replace(stop, with: stopping)]
+        return ending + [handle(stop) { number in EchoRestorer.stopped(number) }]
     }
 
-    private static func replace(_ number: Int32, with action: sigaction) -> sigaction {
-        var action = action
+    /// Sets what `number` does (no flags, nothing more blocked while it runs); returns the action it
+    /// replaced. Also called in the handlers.
+    @discardableResult
+    private static func handle(_ number: Int32, with handler: sighandler_t?) -> sigaction {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = handler
         sigemptyset(&action.sa_mask)
         action.sa_flags = 0
         var previous = sigaction()
@@ -73,11 +67,7 @@ enum EchoRestorer {
     /// no shell of its session to return to discards the stop, and goes straight on.)
     private static func stopped(_ number: Int32) {
         tcsetattr(STDIN_FILENO, TCSAFLUSH, terminal)
-        var fallback = sigaction()
-        fallback.__sigaction_handler.sa_handler = SIG_DFL
-        sigemptyset(&fallback.sa_mask)
-        var handler = sigaction()
-        sigaction(number, &fallback, &handler)
+        var handler = handle(number, with: SIG_DFL)
         // The signal is blocked while its handler runs: let it through, to stop the process now.
         var only = sigset_t()
         sigemptyset(&only)
