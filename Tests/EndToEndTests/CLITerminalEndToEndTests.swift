@@ -17,6 +17,8 @@ struct CLITerminalEndToEndTests {
         let echoedAtStart: Bool
         /// The terminal's settings before the CLI started: what it must leave behind.
         let settingsAtStart: termios
+        /// The CLI's configuration folder (`XDG_CONFIG_HOME`), removed with the terminal.
+        let home: TemporaryDirectory
         private(set) var screen = ""
         private var reaped = false
 
@@ -24,7 +26,8 @@ struct CLITerminalEndToEndTests {
         /// prints `STOPPED=` and the status when the CLI stops or ends, waits for a line, and then
         /// continues it in the foreground with `fg`. Without one the CLI's process group has no shell
         /// to return to, and the kernel discards a stop.
-        init(_ arguments: [String], home: String, underJobControl: Bool = false) throws {
+        init(_ arguments: [String], underJobControl: Bool = false) throws {
+            home = try TemporaryDirectory("unlockit-tty")
             master = PseudoTerminal.openMaster(O_RDWR | O_NOCTTY | O_CLOEXEC)
             guard master >= 0, PseudoTerminal.grant(master) == 0, PseudoTerminal.unlock(master) == 0 else {
                 throw HarnessError("no pseudo-terminal")
@@ -43,7 +46,7 @@ struct CLITerminalEndToEndTests {
             posix_spawn_file_actions_adddup2(&actions, 0, 1)
             posix_spawn_file_actions_adddup2(&actions, 0, 2)
             let environment = [
-                "XDG_CONFIG_HOME=\(home)", "TZ=UTC", "LANG=C", "LC_ALL=", "LC_MESSAGES=", "UNLOCKIT_LANG=", "TERM=dumb",
+                "XDG_CONFIG_HOME=\(home.path)", "TZ=UTC", "LANG=C", "LC_ALL=", "LC_MESSAGES=", "UNLOCKIT_LANG=", "TERM=dumb",
                 "PATH=/usr/bin:/bin",
             ]
             let command =
@@ -76,6 +79,14 @@ struct CLITerminalEndToEndTests {
             }
             close(master)
             close(terminal)
+        }
+
+        /// Starts the CLI and waits until it shows `prompt` with the echo off, as a secret's prompt does.
+        static func atPrompt(_ arguments: [String], prompt: String, underJobControl: Bool = false) async throws -> OnTerminal {
+            let cli = try OnTerminal(arguments, underJobControl: underJobControl)
+            guard try await cli.wait(until: { cli.screen.contains(prompt) }) else { throw HarnessError("no prompt: \(cli.screen)") }
+            guard try await cli.wait(until: { !cli.echoes }) else { throw HarnessError("the prompt left the echo on: \(cli.screen)") }
+            return cli
         }
 
         /// Whether the terminal's settings are those it had before the CLI started: its modes, and the
@@ -163,22 +174,13 @@ struct CLITerminalEndToEndTests {
         static let name = function("ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32).self)
     }
 
-    static func home() throws -> String {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-tty-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        return home
-    }
-
     @Test(
         "A signal that ends the CLI at a password prompt leaves the terminal echoing again",
         arguments: [("Ctrl-C", SIGINT), ("kill", SIGTERM), ("hang-up", SIGHUP)])
     func signalAtPasswordPrompt(name: String, signal: Int32) async throws {
-        let home = try Self.home()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let cli = try OnTerminal(["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test"], home: home)
+        let cli = try await OnTerminal.atPrompt(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test"], prompt: "Password: ")
         #expect(cli.echoedAtStart)
-        #expect(try await cli.wait(until: { cli.screen.contains("Password: ") }), "\(name): \(cli.screen)")
-        #expect(try await cli.wait(until: { !cli.echoes }), "\(name): the prompt never turned the echo off")
         // Ctrl-C is typed, for the terminal to turn it into SIGINT; the others are sent.
         if signal == SIGINT { cli.type("\u{03}") } else { kill(cli.pid, signal) }
         let status = try #require(try await cli.exit(), "\(name): the CLI did not end")
@@ -190,12 +192,8 @@ struct CLITerminalEndToEndTests {
 
     @Test("--password-stdin on a terminal asks with a prompt and without echo")
     func passwordStdinOnTerminal() async throws {
-        let home = try Self.home()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let cli = try OnTerminal(
-            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test", "--password-stdin"], home: home)
-        #expect(try await cli.wait(until: { cli.screen.contains("Password: ") }), "no prompt: \(cli.screen)")
-        #expect(try await cli.wait(until: { !cli.echoes }), "the password would be echoed")
+        let cli = try await OnTerminal.atPrompt(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test", "--password-stdin"], prompt: "Password: ")
         cli.type("hunter2-on-screen\n")
         let status = try #require(try await cli.exit())
         #expect(status >> 8 == 7, "wait status \(status): \(cli.screen)")  // the server cannot be reached
@@ -205,12 +203,8 @@ struct CLITerminalEndToEndTests {
 
     @Test("An ID token typed at its prompt is not echoed")
     func idTokenOnTerminal() async throws {
-        let home = try Self.home()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let cli = try OnTerminal(
-            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--id-token", "-", "--client-id", "cli"], home: home)
-        #expect(try await cli.wait(until: { cli.screen.contains("ID token: ") }), "no prompt: \(cli.screen)")
-        #expect(try await cli.wait(until: { !cli.echoes }), "the token would be echoed")
+        let cli = try await OnTerminal.atPrompt(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--id-token", "-", "--client-id", "cli"], prompt: "ID token: ")
         cli.type("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJvbi1zY3JlZW4ifQ.c2ln\n")
         let status = try #require(try await cli.exit())
         #expect(status >> 8 == 7, "wait status \(status): \(cli.screen)")  // the server cannot be reached
@@ -220,14 +214,10 @@ struct CLITerminalEndToEndTests {
 
     @Test("An ID token longer than the terminal's line buffer arrives whole, with the line's editing keys working")
     func aLongIDTokenArrivesWhole() async throws {
-        let home = try Self.home()
-        defer { try? FileManager.default.removeItem(atPath: home) }
         // The request is read and the connection closed unanswered: what matters is what was sent.
         let server = try ScriptedHTTPServer { _ in nil }
-        let cli = try OnTerminal(
-            ["--lang", "en", "login", "--server", "http://127.0.0.1:\(server.port)", "--id-token", "-", "--client-id", "cli"], home: home)
-        #expect(try await cli.wait(until: { cli.screen.contains("ID token: ") }), "no prompt: \(cli.screen)")
-        #expect(try await cli.wait(until: { !cli.echoes }), "the token would be echoed")
+        let cli = try await OnTerminal.atPrompt(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:\(server.port)", "--id-token", "-", "--client-id", "cli"], prompt: "ID token: ")
         // Over 4,095 bytes, where a terminal's own line editing cuts a line off. A mistyped start,
         // taken back with the erase key and Ctrl-U, is not sent.
         let token = "eyJhbGciOiJSUzI1NiJ9." + String(repeating: "eyJncm91cHMiOlsiYSJdfQ", count: 400) + ".c2lnbmF0dXJl"
@@ -248,12 +238,8 @@ struct CLITerminalEndToEndTests {
 
     @Test("Ctrl-Z at a password prompt gives the shell the terminal as it was; fg takes the prompt back, without echo")
     func stopAtPasswordPrompt() async throws {
-        let home = try Self.home()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let cli = try OnTerminal(
-            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test"], home: home, underJobControl: true)
-        #expect(try await cli.wait(until: { cli.screen.contains("Password: ") }), "no prompt: \(cli.screen)")
-        #expect(try await cli.wait(until: { !cli.echoes }), "the prompt never turned the echo off")
+        let cli = try await OnTerminal.atPrompt(
+            ["--lang", "en", "login", "--server", "http://127.0.0.1:1", "--email", "a@b.test"], prompt: "Password: ", underJobControl: true)
         cli.type("hunter")
         cli.type("\u{1A}")
         // Stopped (148 = 128 + SIGTSTP), and the shell has the terminal as it was before the CLI.
