@@ -80,13 +80,8 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-/// Writes a warning line to stderr.
-func warn(_ line: String) {
-    FileHandle.standardError.write(Data(("warning: " + line + "\n").utf8))
-}
-
-/// Says so when the flash at `path` was written but may not survive a power cut.
+/// Says so on stderr when the flash at `path` was written but may not survive a power cut.
 func warnIfNotDurable(_ saved: FlashFile.Saved?, path: String, undone what: String) {
     guard saved == .writtenNotDurable else { return }
-    warn("wrote \(path) but could not sync its folder: a power cut now could \(what)")
+    FileHandle.standardError.write(Data("warning: wrote \(path) but could not sync its folder: a power cut now could \(what)\n".utf8))
 }
