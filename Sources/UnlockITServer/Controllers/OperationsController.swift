@@ -33,9 +33,11 @@ struct OperationsController {
             databaseOK = false
         }
         let brokerOK = brokerReady()
-        let ready = databaseOK && brokerOK && !shutdown.hasBegun
+        // Read once: the status and the answer's code must agree.
+        let shuttingDown = shutdown.hasBegun
+        let ready = databaseOK && brokerOK && !shuttingDown
         let health = Health(
-            status: shutdown.hasBegun ? "shutting_down" : ready ? "ok" : "degraded", database: databaseOK ? "ok" : "unavailable",
+            status: shuttingDown ? "shutting_down" : ready ? "ok" : "degraded", database: databaseOK ? "ok" : "unavailable",
             broker: brokerOK ? "connected" : "disconnected", locksOnline: services.gateway.presence.onlineCount)
         return EditedResponse(status: ready ? .ok : .serviceUnavailable, response: health)
     }
