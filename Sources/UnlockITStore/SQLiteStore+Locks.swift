@@ -3,33 +3,41 @@ import GRDB
 import UnlockITCore
 
 extension SQLiteStore {
-    public func lockIDHolder(_ id: LockID, for company: CompanyID) async throws -> LockIDHolder? {
+    public func lockIDHolder(_ id: LockID, for company: CompanyID, lapsedBefore: Date) async throws -> LockIDHolder? {
         try read { db in
-            let existing = try LockRecord.fetchOne(db, key: id.rawValue)
-            guard let existing, Self.taken(existing, for: company) else { return nil }
+            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue),
+                Self.holds(existing, against: company, lapsedBefore: lapsedBefore)
+            else { return nil }
             return existing.companyId == company.rawValue ? .sameCompany : .otherCompany
         }
     }
 
-    /// Whether the lock row `existing` keeps its id from `company`: any row does, but that company's retired lock.
-    private static func taken(_ existing: LockRecord?, for company: CompanyID) -> Bool {
-        guard let existing else { return false }
-        return existing.companyId != company.rawValue || existing.state != LockState.retired.rawValue
+    /// ``Lock/holdsID(against:lapsedBefore:)`` for a row; one that cannot be read keeps its id.
+    private static func holds(_ existing: LockRecord, against company: CompanyID, lapsedBefore: Date) -> Bool {
+        existing.lock?.holdsID(against: company, lapsedBefore: lapsedBefore) ?? true
     }
 
-    public func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws {
+    public func createLock(_ lock: Lock, lapsedBefore: Date, checking admin: AdminCheck?, audit: AuditEvent?) async throws {
         let write = { (db: Database) in
             if let admin { try Self.require(admin, db) }
             let existing = try LockRecord.fetchOne(db, key: lock.id.rawValue)
-            guard !Self.taken(existing, for: lock.companyID) else { throw StoreError.lockIDTaken }
+            if let existing, Self.holds(existing, against: lock.companyID, lapsedBefore: lapsedBefore) { throw StoreError.lockIDTaken }
             if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
-            // A retired lock's row is taken over whole: no key, pending pairing, presence or date of
-            // its earlier life survives in it. The event records what it was (the dates are those
-            // of its own register and retire events).
-            let retired = existing?.lock
+            // A row given up (this company's retired lock, another's lapsed registration) is taken over
+            // whole: no key, pending pairing, presence or date of its earlier life survives in it.
+            let before = existing?.lock
             try LockRecord(lock).save(db)
+            if let lapsed = before, lapsed.companyID != lock.companyID {
+                // The other company's own log says its lock went, and not to whom; nothing of its lock
+                // goes into this company's event.
+                try self.insertAudit(
+                    AuditEvent(
+                        companyID: lapsed.companyID, at: lock.createdAt, actorID: nil, action: .releaseLock, lockID: lapsed.id,
+                        roomID: lapsed.roomID, outcome: .success, reason: AuditReason.registeredElsewhere.rawValue), db)
+            }
             guard let audit else { return }
-            if let retired {
+            if let retired = before, retired.companyID == lock.companyID {
+                // The event records what it was (the dates are those of its own register and retire events).
                 try self.insertAudit(
                     audit,
                     recording: [AuditChange(field: "state", from: retired.state.rawValue, to: lock.state.rawValue)]

@@ -462,6 +462,91 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A registration of another company's device id, never activated, lapses: the owner takes the lock over, pairs and opens it")
+    func aSquattedDeviceIDGoesToItsOwner() async throws {
+        let lapse = 2.0
+        try await Site.with(serverEnvironment: ["UNLOCKIT_UNACTIVATED_LOCK_LAPSE": "\(Int(lapse))"]) { site in
+            let squatter = try await site.server.adminSession(company: "Squatter", email: "admin@squatter.test")
+            let squatterRoom = try await site.api.post("/api/v1/rooms", token: squatter, ["name": "Hall", "type": "office"])
+            let squatterRoomID = try #require(squatterRoom.string("id"))
+            // The device is the site's; another company read the id on its label and registered it first.
+            let lock = try await TestLock(id: "lock-owned", directory: site.directory.path)
+            let squatted = try await site.api.post("/api/v1/locks", token: squatter, ["id": lock.id, "name": "Mine", "roomId": squatterRoomID])
+            #expect(squatted.status == 201, "\(squatted)")
+            let squatterPassword = try #require((squatted.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
+            let register: @Sendable () async throws -> APIClient.Reply = {
+                try await site.api.post("/api/v1/locks", token: site.admin, ["id": lock.id, "name": "Lab door", "roomId": site.roomID])
+            }
+            #expect(try await register().code == "lock_id_taken")
+
+            // Once the registration has lapsed, the owner's registration takes the lock over.
+            try await Task.sleep(for: .seconds(lapse + 0.5))
+            let taken = try await register()
+            #expect(taken.status == 201, "\(taken)")
+            let password = try #require((taken.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
+            try await lock.start(broker: site.brokerURL, password: password, pairing: true)
+            try await site.waitUntilOnline(lock.id)
+            let activated = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(activated.status == 200, "\(activated)")
+            try await site.authorizeAdmin()
+            let opened = try await site.unlock(lock.id)
+            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            #expect(try await lock.stats()["openings"] == 1)
+
+            // The squatter's broker password opens no connection; its lock is gone and its log says so.
+            let refusals = LockedBox<[MQTTConnectionEvent]>([])
+            let old = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: site.broker.port, clientID: "squatter", username: lock.id, password: squatterPassword),
+                onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
+            old.start()
+            try await Network.waitUntil("the squatter's password refused") { refusals.get().contains(.refused(code: 5)) }
+            await old.shutdown()
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).code == "lock_not_found")
+            let released = try #require(
+                try await site.api.get("/api/v1/audit?action=release_lock", token: squatter).json["items"] as? [[String: any Sendable]])
+            #expect(released.count == 1 && released.first?["reason"] as? String == "registered_elsewhere", "\(released)")
+            // Activated, the lock keeps its id from the squatter for good.
+            try await Task.sleep(for: .seconds(lapse + 0.5))
+            let again = try await site.api.post("/api/v1/locks", token: squatter, ["id": lock.id, "name": "Mine", "roomId": squatterRoomID])
+            #expect(again.code == "lock_id_taken", "\(again)")
+            await lock.stop()
+        }
+    }
+
+    @Test("An activation takes the lock's turn: another company's registration after the lapse waits for it, then finds the id kept")
+    func aLapsedRegistrationBeingActivatedIsNotTakenOver() async throws {
+        let lapse = 1.0
+        try await Site.with(serverEnvironment: ["UNLOCKIT_UNACTIVATED_LOCK_LAPSE": "\(Int(lapse))"]) { site in
+            try await site.addSuperuserAccount()
+            let other = try await site.server.adminSession(company: "Other", email: "admin@other.test")
+            let otherRoom = try #require(try await site.api.post("/api/v1/rooms", token: other, ["name": "Hall", "type": "office"]).string("id"))
+            let (lock, password) = try await site.registerLock("lock-late-pairing")
+            // The flash takes 2 s to write: the activation is under way for that long.
+            try await lock.start(broker: site.brokerURL, password: password, pairing: true, arguments: ["--flash-write-time", "2"])
+            try await site.waitUntilOnline(lock.id)
+            try await Task.sleep(for: .seconds(lapse + 0.5))  // the site's registration has lapsed for other companies
+            let watcher = try await site.superuser()
+            let commands = try await watcher.record(Topics.command(LockID(lock.id)!))
+
+            let activation = Task {
+                try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            }
+            _ = try await commands.waitFor("the activate command") { $0.contains(#""op":"activate""#) }
+            let taken = try await site.api.post("/api/v1/locks", token: other, ["id": lock.id, "name": "Door", "roomId": otherRoom])
+            let activated = try await activation.value
+            #expect(activated.status == 200, "\(activated)")
+            #expect(taken.code == "lock_id_taken", "\(taken)")
+            // The lock kept its broker account: still online, and it opens.
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: site.admin).json["online"] as? Bool == true)
+            try await site.authorizeAdmin()
+            let opened = try await site.unlock(lock.id)
+            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            await watcher.shutdown()
+            await lock.stop()
+        }
+    }
+
     @Test("A killed lock is marked offline by its last will; unlocking it answers at once")
     func killedLock() async throws {
         try await Site.with() { site in

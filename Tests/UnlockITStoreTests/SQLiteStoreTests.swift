@@ -308,30 +308,30 @@ import UnlockITCore
         try await store.activateLock(id, in: company.id, sealedKey: [1, 2, 3], at: now, audit: audit(company.id, .activateLock))
         // Taken for everyone while it serves, its own company included.
         for (owner, place, holder) in [(company.id, hall.id, LockIDHolder.sameCompany), (other.id, otherRoom.id, .otherCompany)] {
-            #expect(try await store.lockIDHolder(id, for: owner) == holder)
+            #expect(try await store.lockIDHolder(id, for: owner, lapsedBefore: now) == holder)
             await #expect(throws: StoreError.lockIDTaken) {
                 try await store.createLock(Lock(id: id, companyID: owner, roomID: place, name: "Again", state: .registered, createdAt: now))
             }
         }
         try await store.retireLock(id, in: company.id, at: now, audit: audit(company.id, .retireLock))
         // Retired: still taken for another company.
-        #expect(try await store.lockIDHolder(id, for: other.id) == .otherCompany)
+        #expect(try await store.lockIDHolder(id, for: other.id, lapsedBefore: now) == .otherCompany)
         await #expect(throws: StoreError.lockIDTaken) {
             try await store.createLock(Lock(id: id, companyID: other.id, roomID: otherRoom.id, name: "Theirs", state: .registered, createdAt: now))
         }
         #expect(try await store.lock(id, in: other.id) == nil)
         // Its own company registers it anew: a new name, room and dates, and no key of the old life.
-        #expect(try await store.lockIDHolder(id, for: company.id) == nil)
+        #expect(try await store.lockIDHolder(id, for: company.id, lapsedBefore: now) == nil)
         let later = now.addingTimeInterval(86_400)
         try await store.createLock(
-            Lock(id: id, companyID: company.id, roomID: hall.id, name: "Second", state: .registered, createdAt: later),
+            Lock(id: id, companyID: company.id, roomID: hall.id, name: "Second", state: .registered, createdAt: later), lapsedBefore: now,
             checking: nil, audit: audit(company.id, .registerLock))
         let again = try #require(try await store.lock(id, in: company.id))
         #expect(again.state == .registered && again.name == "Second" && again.roomID == hall.id)
         #expect(again.createdAt == later && again.activatedAt == nil && again.retiredAt == nil && !again.online)
         #expect(try await store.unlockContext(id, in: company.id, for: admin.id)?.sealedKey == nil)
         #expect(try await store.locks(in: company.id).map(\.id) == [id])
-        #expect(try await store.lockIDHolder(id, for: company.id) != nil)
+        #expect(try await store.lockIDHolder(id, for: company.id, lapsedBefore: now) != nil)
         // What the row held before is in the event that took it over.
         let events = try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock))
         #expect(events.count == 1)
@@ -342,6 +342,68 @@ import UnlockITCore
             ])
     }
 
+    @Test func aRegistrationNeverActivatedLapsesForOtherCompaniesOnly() async throws {
+        let (owner, _) = try await makeCompany("Lambda")
+        let (taker, _) = try await makeCompany("Lambda-taker")
+        let ownerRoom = try await makeRoom(owner.id, "Office")
+        let takerRoom = try await makeRoom(taker.id, "Hall")
+        let id = LockID("lock-lambda")!
+        let later = now.addingTimeInterval(1)
+        try await store.createLock(
+            Lock(id: id, companyID: owner.id, roomID: ownerRoom.id, name: "Theirs", state: .registered, createdAt: now), lapsedBefore: now,
+            checking: nil, audit: audit(owner.id, .registerLock))
+        // Recent: kept from everyone. Lapsed: from its own company still, from no other.
+        #expect(try await store.lockIDHolder(id, for: taker.id, lapsedBefore: now) == .otherCompany)
+        #expect(try await store.lockIDHolder(id, for: owner.id, lapsedBefore: later) == .sameCompany)
+        #expect(try await store.lockIDHolder(id, for: taker.id, lapsedBefore: later) == nil)
+        let mine = Lock(id: id, companyID: taker.id, roomID: takerRoom.id, name: "Mine", state: .registered, createdAt: later)
+        await #expect(throws: StoreError.lockIDTaken) {
+            try await store.createLock(mine, lapsedBefore: now, checking: nil, audit: audit(taker.id, .registerLock))
+        }
+
+        // Taken over whole: the row is the new company's, and the old one's is gone.
+        try await store.createLock(mine, lapsedBefore: later, checking: nil, audit: audit(taker.id, .registerLock))
+        #expect(try await store.lock(id, in: taker.id) == mine)
+        #expect(try await store.lock(id, in: owner.id) == nil)
+        #expect(try await store.locks(in: owner.id).isEmpty)
+        // The new company's event says nothing of the old lock; the old company's says it went, not to whom.
+        let registered = try await store.auditEvents(AuditQuery(companyID: taker.id, action: .registerLock))
+        #expect(registered.count == 1 && registered.first?.changes == [])
+        let released = try await store.auditEvents(AuditQuery(companyID: owner.id, action: .releaseLock))
+        #expect(released.count == 1)
+        #expect(released.first?.lockID == id && released.first?.roomID == ownerRoom.id && released.first?.actorID == nil)
+        #expect(released.first?.outcome == .success && released.first?.reason == "registered_elsewhere" && released.first?.at == later)
+        #expect(try await store.auditEvents(AuditQuery(companyID: taker.id, action: .releaseLock)).isEmpty)
+    }
+
+    @Test func anActivatedLockKeepsItsIDFromOtherCompaniesAlsoOnceRetired() async throws {
+        let (owner, _) = try await makeCompany("Mu")
+        let (other, _) = try await makeCompany("Mu-other")
+        let room = try await makeRoom(owner.id, "Office")
+        let otherRoom = try await makeRoom(other.id, "Hall")
+        let ever = Date.distantFuture
+        let active = LockID("lock-mu-active")!
+        let unproven = LockID("lock-mu-unproven")!
+        for id in [active, unproven] {
+            try await store.createLock(Lock(id: id, companyID: owner.id, roomID: room.id, name: "Door", state: .registered, createdAt: now))
+        }
+        try await store.activateLock(active, in: owner.id, sealedKey: [1], at: now, audit: audit(owner.id, .activateLock))
+        for id in [active, unproven] { try await store.retireLock(id, in: owner.id, at: now, audit: audit(owner.id, .retireLock)) }
+        // However long ago: the lock that was activated keeps its id; the retired one never activated does not.
+        #expect(try await store.lockIDHolder(active, for: other.id, lapsedBefore: ever) == .otherCompany)
+        await #expect(throws: StoreError.lockIDTaken) {
+            try await store.createLock(
+                Lock(id: active, companyID: other.id, roomID: otherRoom.id, name: "X", state: .registered, createdAt: now), lapsedBefore: ever,
+                checking: nil, audit: nil)
+        }
+        #expect(try await store.lockIDHolder(unproven, for: other.id, lapsedBefore: ever) == nil)
+        try await store.createLock(
+            Lock(id: unproven, companyID: other.id, roomID: otherRoom.id, name: "Y", state: .registered, createdAt: now), lapsedBefore: ever,
+            checking: nil, audit: nil)
+        #expect(try await store.lock(unproven, in: other.id)?.name == "Y")
+        #expect(try await store.lock(active, in: owner.id)?.state == .retired)
+    }
+
     @Test func aLockCommitsWithItsEventOnlyWhileItsAdminStillIsOne() async throws {
         let (company, admin) = try await makeCompany("Kappa")
         let room = try await makeRoom(company.id, "Office")
@@ -350,22 +412,24 @@ import UnlockITCore
             Session(tokenHash: token, userID: admin.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
         let check = AdminCheck(session: token, company: company.id, at: now)
         let lock = Lock(id: LockID("lock-kappa")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
-        #expect(try await store.lockIDHolder(lock.id, for: company.id) == nil)
-        try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock))
-        #expect(try await store.lockIDHolder(lock.id, for: company.id) != nil)
+        #expect(try await store.lockIDHolder(lock.id, for: company.id, lapsedBefore: now) == nil)
+        try await store.createLock(lock, lapsedBefore: now, checking: check, audit: audit(company.id, .registerLock))
+        #expect(try await store.lockIDHolder(lock.id, for: company.id, lapsedBefore: now) != nil)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
-        await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock)) }
+        await #expect(throws: StoreError.lockIDTaken) {
+            try await store.createLock(lock, lapsedBefore: now, checking: check, audit: audit(company.id, .registerLock))
+        }
 
         try await store.revokeSession(tokenHash: token, at: now)
         await #expect(throws: StoreError.sessionEnded) { try await store.verifyAdmin(check) }
         let second = Lock(id: LockID("lock-kappa-2")!, companyID: company.id, roomID: room.id, name: "M", state: .registered, createdAt: now)
         await #expect(throws: StoreError.sessionEnded) {
-            try await store.createLock(second, checking: check, audit: audit(company.id, .registerLock))
+            try await store.createLock(second, lapsedBefore: now, checking: check, audit: audit(company.id, .registerLock))
         }
         await #expect(throws: StoreError.sessionEnded) {
             try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, checking: check, audit: audit(company.id, .activateLock))
         }
-        #expect(try await store.lockIDHolder(second.id, for: company.id) == nil)
+        #expect(try await store.lockIDHolder(second.id, for: company.id, lapsedBefore: now) == nil)
         #expect(try await store.lock(lock.id, in: company.id)?.state == .registered)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .activateLock)).isEmpty)

@@ -6,6 +6,10 @@ public enum AuditAction: String, Sendable, Codable, CaseIterable {
     case activateLock = "activate_lock"
     case registerLock = "register_lock"
     case retireLock = "retire_lock"
+    /// A lock that was never activated went to another company, which registered its device id once
+    /// the registration had lapsed (``Lock/holdsID(against:lapsedBefore:)``). No actor: the event is
+    /// the losing company's, and does not say who took the lock.
+    case releaseLock = "release_lock"
     /// A lock renamed or moved to another room.
     case updateLock = "update_lock"
     /// A lock's broker account was given a new password (the old one stops working at once).

@@ -16,6 +16,8 @@ struct AppServices: Sendable {
     /// Email addresses and lock device ids of other companies each company is told of.
     let takenEmailLimiter: TakenNameLimiter
     let takenLockIDLimiter: TakenNameLimiter
+    /// Seconds another company's lock that was never activated keeps its device id (``ServerConfiguration/unactivatedLockLapse``).
+    let unactivatedLockLapse: Int
     /// Canonical addresses (``ClientAddress/canonical(_:)``) of the trusted reverse proxies.
     let trustedProxies: Set<String>
     let oidc: OIDCVerifier
@@ -27,8 +29,11 @@ struct AppServices: Sendable {
     let logger: Logger
     /// How locks reach the broker, for the credentials returned at registration.
     let brokerURL: String
-    /// Registration, retirement and a new broker password take turns per device id (``LocksController``).
+    /// Registration, activation, retirement and a new broker password take turns per device id (``LocksController``).
     let lockAccountTurns = KeyedSerializer<LockID>()
+
+    /// Registrations of locks never activated made before this have lapsed: another company may take the id.
+    func lockRegistrationsLapsedBefore() -> Date { clock.now().addingTimeInterval(-TimeInterval(unactivatedLockLapse)) }
 
     /// An audit event stamped with the current time.
     func audit(

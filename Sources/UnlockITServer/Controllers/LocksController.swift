@@ -99,7 +99,8 @@ struct LocksController {
     private func requireFree(_ id: LockID, for admin: User) async throws {
         let limiter = services.takenLockIDLimiter
         try limiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyTakenLockIDs)
-        guard let holder = try await services.store.lockIDHolder(id, for: admin.companyID) else { return }
+        let lapsedBefore = services.lockRegistrationsLapsedBefore()
+        guard let holder = try await services.store.lockIDHolder(id, for: admin.companyID, lapsedBefore: lapsedBefore) else { return }
         if holder == .otherCompany { try countTakenElsewhere(by: admin) }
         throw StoreError.lockIDTaken
     }
@@ -136,7 +137,7 @@ struct LocksController {
         }
         do {
             try await services.store.createLock(
-                lock, checking: services.adminCheck(identity),
+                lock, lapsedBefore: services.lockRegistrationsLapsedBefore(), checking: services.adminCheck(identity),
                 audit: services.audit(.registerLock, by: admin, company: admin.companyID, lock: id, room: roomID))
         } catch {
             // Its password exists only in this answer, which will not be given: the account goes again,
@@ -191,6 +192,15 @@ struct LocksController {
         guard let setupCode = SetupCode(body.setupCode) else {
             throw APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
         }
+        try await requireOwnLock(id, of: admin)
+        // In the lock's turn: a registration by another company, once this one has lapsed, must not
+        // replace the broker account of a lock that is being activated meanwhile (nor have its own
+        // undone, and the account with it, when the activation commits first).
+        return try await inTurn(id, as: identity) { try await activate(id, setupCode: setupCode, by: identity) }
+    }
+
+    private func activate(_ id: LockID, setupCode: SetupCode, by identity: Identity) async throws -> LockResponse {
+        let admin = identity.user
         let lock = try await unretiredLock(id, of: admin)
         func fail(_ failure: ActivationFailure) async throws -> Never {
             let outcome: AuditOutcome = [.lockOffline, .lockTimeout, .brokerUnavailable].contains(failure) ? .error : .denied
