@@ -103,6 +103,18 @@ import UnlockITCore
         }
     }
 
+    /// A client that validates the audit log against the document must know every action and
+    /// outcome the server writes, and no other.
+    @Test func theAuditEnumsAreTheServers() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+        let data = try Data(contentsOf: root.appendingPathComponent("Sources/UnlockITServer/OpenAPI/openapi.json"))
+        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        func cases(_ name: String) -> [String] { (schemas[name] as? [String: Any])?["enum"] as? [String] ?? [] }
+        #expect(Set(cases("AuditAction")) == Set(AuditAction.allCases.map(\.rawValue)))
+        #expect(Set(cases("AuditOutcome")) == Set(AuditOutcome.allCases.map(\.rawValue)))
+    }
+
     @Test func theDocsCopyIsTheServedDocument() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
         let docs = try Data(contentsOf: root.appendingPathComponent("docs/api/openapi.json"))
