@@ -160,6 +160,14 @@ enum Migrations {
             // JSON (``AuditChange``s); NULL for every event before it, and for those that set nothing.
             try db.alter(table: "auditEvent") { t in t.add(column: "changes", .text) }
         }
+        migrator.registerMigration("v8: since when a lock holds its device id") { db in
+            // ``LockIDClaim/heldSince``: a lock not in service keeps its device id from other companies
+            // only for a while after it. Until now: the registration, or the retirement of a lock
+            // that had been activated.
+            try db.alter(table: "lock") { t in t.add(column: "heldSince", .datetime) }
+            try db.execute(
+                sql: #"UPDATE "lock" SET heldSince = CASE WHEN retiredAt IS NOT NULL AND activatedAt IS NOT NULL THEN retiredAt ELSE createdAt END"#)
+        }
         return migrator
     }
 }

@@ -5,38 +5,44 @@ import UnlockITCore
 extension SQLiteStore {
     public func lockIDHolder(_ id: LockID, for company: CompanyID, lapsedBefore: Date) async throws -> LockIDHolder? {
         try read { db in
-            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue),
-                Self.holds(existing, against: company, lapsedBefore: lapsedBefore)
+            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue), existing.claim.isKept(from: company, lapsedBefore: lapsedBefore)
             else { return nil }
             return existing.companyId == company.rawValue ? .sameCompany : .otherCompany
         }
     }
 
-    /// ``Lock/holdsID(against:lapsedBefore:)`` for a row; one that cannot be read keeps its id.
-    private static func holds(_ existing: LockRecord, against company: CompanyID, lapsedBefore: Date) -> Bool {
-        existing.lock?.holdsID(against: company, lapsedBefore: lapsedBefore) ?? true
+    public func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date) async throws -> Bool {
+        try await auditedWrite { db in
+            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue) else { return false }
+            guard !existing.claim.isKept(from: company, lapsedBefore: lapsedBefore) else { throw StoreError.lockIDTaken }
+            // The company's own retired lock is taken over by ``createLock(_:checking:audit:)``, which keeps its life in one row.
+            guard existing.companyId != company.rawValue else { return false }
+            try existing.delete(db)
+            try self.insertAudit(
+                AuditEvent(
+                    companyID: CompanyID(unchecked: existing.companyId), at: at, actorID: nil, action: .releaseLock, lockID: id,
+                    roomID: existing.roomId.map(RoomID.init(unchecked:)), outcome: .success, reason: AuditReason.registeredElsewhere.rawValue), db)
+            return true
+        }
     }
 
-    public func createLock(_ lock: Lock, lapsedBefore: Date, checking admin: AdminCheck?, audit: AuditEvent?) async throws {
+    public func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws {
         let write = { (db: Database) in
             if let admin { try Self.require(admin, db) }
             let existing = try LockRecord.fetchOne(db, key: lock.id.rawValue)
-            if let existing, Self.holds(existing, against: lock.companyID, lapsedBefore: lapsedBefore) { throw StoreError.lockIDTaken }
-            if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
-            // A row given up (this company's retired lock, another's lapsed registration) is taken over
-            // whole: no key, pending pairing, presence or date of its earlier life survives in it.
-            let before = existing?.lock
-            try LockRecord(lock).save(db)
-            if let lapsed = before, lapsed.companyID != lock.companyID {
-                // The other company's own log says its lock went, and not to whom; nothing of its lock
-                // goes into this company's event.
-                try self.insertAudit(
-                    AuditEvent(
-                        companyID: lapsed.companyID, at: lock.createdAt, actorID: nil, action: .releaseLock, lockID: lapsed.id,
-                        roomID: lapsed.roomID, outcome: .success, reason: AuditReason.registeredElsewhere.rawValue), db)
+            // Only the company's own retired lock gives its row up here; another's is released first.
+            if let existing, existing.companyId != lock.companyID.rawValue || existing.state != LockState.retired.rawValue {
+                throw StoreError.lockIDTaken
             }
+            if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
+            // A retired lock's row is taken over whole: no key, pending pairing, presence or date of
+            // its earlier life survives in it, but the date since which it has held the id when it was
+            // never activated: retiring and registering again does not restart the lapse.
+            var record = LockRecord(lock)
+            if let existing, existing.activatedAt == nil { record.heldSince = existing.heldSince ?? existing.createdAt }
+            try record.save(db)
             guard let audit else { return }
-            if let retired = before, retired.companyID == lock.companyID {
+            if let retired = existing?.lock {
                 // The event records what it was (the dates are those of its own register and retire events).
                 try self.insertAudit(
                     audit,
@@ -147,6 +153,9 @@ extension SQLiteStore {
             record.pendingKey = nil
             record.pendingWrappedKey = nil
             record.retiredAt = at
+            // Out of service: from now on its id is kept from other companies only for the lapse.
+            // One never activated goes on holding it since its registration.
+            if record.activatedAt != nil { record.heldSince = at }
             record.online = false
             try record.update(db)
             try self.insertAudit(audit, db)
@@ -180,12 +189,16 @@ extension SQLiteStore {
     public func recordPresence(_ updates: [LockPresence]) async throws {
         guard !updates.isEmpty else { return }
         try write { db in
+            // Not into a row registered after the presence was seen: a lock taken over by another
+            // company (``releaseLapsedLock(_:for:lapsedBefore:at:)``) must not show the old device's.
             let statement = try db.cachedStatement(
-                sql:
-                    #"UPDATE "lock" SET online = ?, lastSeen = ?, firmwareVersion = COALESCE(?, firmwareVersion) WHERE id = ? AND state != 'retired'"#
+                sql: #"""
+                    UPDATE "lock" SET online = ?, lastSeen = ?, firmwareVersion = COALESCE(?, firmwareVersion)
+                    WHERE id = ? AND state != 'retired' AND createdAt <= ?
+                    """#
             )
             for update in updates {
-                try statement.execute(arguments: [update.online, update.lastSeen, update.firmwareVersion, update.lock.rawValue])
+                try statement.execute(arguments: [update.online, update.lastSeen, update.firmwareVersion, update.lock.rawValue, update.lastSeen])
             }
         }
     }

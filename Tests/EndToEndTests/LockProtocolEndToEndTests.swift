@@ -464,8 +464,8 @@ struct LockProtocolEndToEndTests {
 
     @Test("A registration of another company's device id, never activated, lapses: the owner takes the lock over, pairs and opens it")
     func aSquattedDeviceIDGoesToItsOwner() async throws {
-        let lapse = 2.0
-        try await Site.with(serverEnvironment: ["UNLOCKIT_UNACTIVATED_LOCK_LAPSE": "\(Int(lapse))"]) { site in
+        let lapse = 4.0
+        try await Site.with(serverEnvironment: ["UNLOCKIT_LOCK_ID_LAPSE": "\(Int(lapse))"]) { site in
             let squatter = try await site.server.adminSession(company: "Squatter", email: "admin@squatter.test")
             let squatterRoom = try await site.api.post("/api/v1/rooms", token: squatter, ["name": "Hall", "type": "office"])
             let squatterRoomID = try #require(squatterRoom.string("id"))
@@ -517,7 +517,7 @@ struct LockProtocolEndToEndTests {
     @Test("An activation takes the lock's turn: another company's registration after the lapse waits for it, then finds the id kept")
     func aLapsedRegistrationBeingActivatedIsNotTakenOver() async throws {
         let lapse = 1.0
-        try await Site.with(serverEnvironment: ["UNLOCKIT_UNACTIVATED_LOCK_LAPSE": "\(Int(lapse))"]) { site in
+        try await Site.with(serverEnvironment: ["UNLOCKIT_LOCK_ID_LAPSE": "\(Int(lapse))"]) { site in
             try await site.addSuperuserAccount()
             let other = try await site.server.adminSession(company: "Other", email: "admin@other.test")
             let otherRoom = try #require(try await site.api.post("/api/v1/rooms", token: other, ["name": "Hall", "type": "office"]).string("id"))

@@ -135,7 +135,7 @@ struct Harness {
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
             takenEmailLimiter: TakenNameLimiter(perDay: configuration.takenEmailsPerDay),
             takenLockIDLimiter: TakenNameLimiter(perDay: configuration.takenLockIDsPerDay),
-            unactivatedLockLapse: configuration.unactivatedLockLapse, trustedProxies: [],
+            lockIDLapse: configuration.lockIDLapse, trustedProxies: [],
             oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,
             accounts: accounts ?? link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: ""
         )

@@ -6,10 +6,15 @@ import UnlockITStore
 
 @testable import UnlockITServer
 
-/// A change to a lock's broker account waits for its turn (up to 30 s) and for the broker: the admin
-/// who asked is checked again before the broker is touched, and the write checks once more.
+/// A change to a lock's broker account, or its activation, waits for its turn (up to 30 s) and for
+/// the broker: the admin who asked is checked again before the broker is touched, and the write
+/// checks once more.
 @Suite struct LockChangeAdminTests {
-    @Test("An admin signed out while their lock change waits for its turn does not finish it", arguments: ["register", "retire", "broker-password"])
+    static let setupCode = "7KQ2-M9XD-4RTA-WZ3C"
+
+    @Test(
+        "An admin signed out while their lock change waits for its turn does not finish it",
+        arguments: ["register", "activate", "retire", "broker-password"])
     func aSignedOutAdminsChangeStops(change: String) async throws {
         let harness = try Harness()
         let services = try harness.services()
@@ -29,6 +34,7 @@ import UnlockITStore
                 switch change {
                 case "register": api.post("/api/v1/locks", admin, ["id": id.rawValue, "name": "Door", "roomId": room])
                 case "retire": api.post("/api/v1/locks/\(id)/retire", admin, [:])
+                case "activate": api.post("/api/v1/locks/\(id)/activate", admin, ["setupCode": Self.setupCode])
                 default: api.post("/api/v1/locks/\(id)/broker-password", admin, [:])
                 }
             try await Task.sleep(for: .milliseconds(300))
@@ -47,7 +53,8 @@ import UnlockITStore
     }
 
     @Test(
-        "Another company's lock answers at once, not after that company's change of it", arguments: ["register", "retire", "broker-password"])
+        "Another company's lock answers at once, not after that company's change of it",
+        arguments: ["register", "activate", "retire", "broker-password"])
     func anotherCompanysLockIsNotWaitedFor(change: String) async throws {
         let harness = try Harness()
         let services = try harness.services()
@@ -67,7 +74,7 @@ import UnlockITStore
                 answer.set(
                     change == "register"
                         ? try await api.post("/api/v1/locks", admin, ["id": id.rawValue, "name": "Door", "roomId": room])
-                        : try await api.post("/api/v1/locks/\(id)/\(change)", admin, [:]))
+                        : try await api.post("/api/v1/locks/\(id)/\(change)", admin, change == "activate" ? ["setupCode": Self.setupCode] : [:]))
             }
             try? await Network.waitUntil("Acme's answer", timeout: .seconds(5)) { answer.get() != nil }
             let whileHeld = answer.get()

@@ -85,18 +85,18 @@ import UnlockITCore
         #expect(try ServerConfiguration.load(file: file, environment: [:]).takenLockIDsPerDay == 7)
     }
 
-    @Test("How long a lock never activated keeps its device id is a day unless the file or the environment says otherwise, 1 s to 365 days")
+    @Test("How long a lock not in service keeps its device id is a day unless the file or the environment says otherwise, 1 s to 365 days")
     func theLapseOfAnUnactivatedLock() throws {
-        #expect(try ServerConfiguration.load(file: nil, environment: [:]).unactivatedLockLapse == 86400)
-        #expect(try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_UNACTIVATED_LOCK_LAPSE": "3600"]).unactivatedLockLapse == 3600)
+        #expect(try ServerConfiguration.load(file: nil, environment: [:]).lockIDLapse == 86400)
+        #expect(try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_LOCK_ID_LAPSE": "3600"]).lockIDLapse == 3600)
         for refused in ["0", "\(365 * 86400 + 1)"] {
             #expect {
-                try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_UNACTIVATED_LOCK_LAPSE": refused])
-            } throws: { "\($0)".contains("the lapse of a lock never activated must be 1 s to 365 days") }
+                try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_LOCK_ID_LAPSE": refused])
+            } throws: { "\($0)".contains("the lock id lapse must be 1 s to 365 days") }
         }
-        let (folder, file) = try Self.settingsFile(#"{"unactivatedLockLapse":600}"#)
+        let (folder, file) = try Self.settingsFile(#"{"lockIDLapse":600}"#)
         defer { folder.remove() }
-        #expect(try ServerConfiguration.load(file: file, environment: [:]).unactivatedLockLapse == 600)
+        #expect(try ServerConfiguration.load(file: file, environment: [:]).lockIDLapse == 600)
     }
 
     static let acme = "0b9a3b3e-8d4c-4a0e-9a57-2f1c6a9d0b11"

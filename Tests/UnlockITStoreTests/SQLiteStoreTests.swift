@@ -47,7 +47,7 @@ import UnlockITCore
             try await store.appliedMigrations() == [
                 "v1: companies, users, rooms, locks, sessions, audit", "v2: server settings", "v3: pending pairing key",
                 "v4: room names unique by Unicode case folding", "v5: email addresses in Unicode's composed form", "v6: spent ID tokens",
-                "v7: what an admin change set, in its audit event",
+                "v7: what an admin change set, in its audit event", "v8: since when a lock holds its device id",
             ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")
@@ -174,6 +174,33 @@ import UnlockITCore
         #expect(emails.contains(scalars("jos\u{E9}@theta.test")) && !emails.contains(scalars(jose)))
         #expect(emails.contains(scalars(anaComposed)) && emails.contains(scalars(anaDecomposed)))
         #expect(try await migrated.credentials(email: "jos\u{E9}@theta.test")?.user.name == "N")
+    }
+
+    @Test("v8 dates each lock's hold on its id from its registration, or from its retirement if it had served")
+    func migrationEightDatesTheHolds() async throws {
+        let (company, _) = try await makeCompany("Omicron")
+        let (other, _) = try await makeCompany("Omicron-other")
+        let room = try await makeRoom(company.id, "Office")
+        let (registered, served, pending) = (LockID("lock-omicron-1")!, LockID("lock-omicron-2")!, LockID("lock-omicron-3")!)
+        for id in [registered, served, pending] {
+            try await store.createLock(Lock(id: id, companyID: company.id, roomID: room.id, name: "Door", state: .registered, createdAt: now))
+        }
+        try await store.activateLock(served, in: company.id, sealedKey: [1], at: now, audit: audit(company.id, .activateLock))
+        let retirement = now.addingTimeInterval(3600)
+        try await store.retireLock(served, in: company.id, at: retirement, audit: audit(company.id, .retireLock))
+        try await store.holdPendingKey(pending, in: company.id, sealedKey: [2], wrappedKey: [3])
+        let path = "\(directory.path)/db/unlockit.sqlite"
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: #"ALTER TABLE "lock" DROP COLUMN heldSince"#)
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v8:%'")
+        }
+        let migrated = try SQLiteStore(path: path)
+        let after = { (date: Date) in date.addingTimeInterval(1) }
+        #expect(try await migrated.lockIDHolder(registered, for: other.id, lapsedBefore: now) == .otherCompany)
+        #expect(try await migrated.lockIDHolder(registered, for: other.id, lapsedBefore: after(now)) == nil)
+        #expect(try await migrated.lockIDHolder(served, for: other.id, lapsedBefore: retirement) == .otherCompany)
+        #expect(try await migrated.lockIDHolder(served, for: other.id, lapsedBefore: after(retirement)) == nil)
+        #expect(try await migrated.lockIDHolder(pending, for: other.id, lapsedBefore: .distantFuture) == .otherCompany)
     }
 
     @Test("Rooms that were one name by the new rule before it stay, and neither blocks editing the other")
@@ -314,7 +341,7 @@ import UnlockITCore
             }
         }
         try await store.retireLock(id, in: company.id, at: now, audit: audit(company.id, .retireLock))
-        // Retired: still taken for another company.
+        // Retired: still taken for another company (for the lapse after its retirement).
         #expect(try await store.lockIDHolder(id, for: other.id, lapsedBefore: now) == .otherCompany)
         await #expect(throws: StoreError.lockIDTaken) {
             try await store.createLock(Lock(id: id, companyID: other.id, roomID: otherRoom.id, name: "Theirs", state: .registered, createdAt: now))
@@ -324,7 +351,7 @@ import UnlockITCore
         #expect(try await store.lockIDHolder(id, for: company.id, lapsedBefore: now) == nil)
         let later = now.addingTimeInterval(86_400)
         try await store.createLock(
-            Lock(id: id, companyID: company.id, roomID: hall.id, name: "Second", state: .registered, createdAt: later), lapsedBefore: now,
+            Lock(id: id, companyID: company.id, roomID: hall.id, name: "Second", state: .registered, createdAt: later),
             checking: nil, audit: audit(company.id, .registerLock))
         let again = try #require(try await store.lock(id, in: company.id))
         #expect(again.state == .registered && again.name == "Second" && again.roomID == hall.id)
@@ -342,7 +369,7 @@ import UnlockITCore
             ])
     }
 
-    @Test func aRegistrationNeverActivatedLapsesForOtherCompaniesOnly() async throws {
+    @Test func anotherCompanysLockNotInServiceLetsItsIDGoOnceItsHoldLapses() async throws {
         let (owner, _) = try await makeCompany("Lambda")
         let (taker, _) = try await makeCompany("Lambda-taker")
         let ownerRoom = try await makeRoom(owner.id, "Office")
@@ -350,22 +377,24 @@ import UnlockITCore
         let id = LockID("lock-lambda")!
         let later = now.addingTimeInterval(1)
         try await store.createLock(
-            Lock(id: id, companyID: owner.id, roomID: ownerRoom.id, name: "Theirs", state: .registered, createdAt: now), lapsedBefore: now,
-            checking: nil, audit: audit(owner.id, .registerLock))
+            Lock(id: id, companyID: owner.id, roomID: ownerRoom.id, name: "Theirs", state: .registered, createdAt: now), checking: nil,
+            audit: audit(owner.id, .registerLock))
         // Recent: kept from everyone. Lapsed: from its own company still, from no other.
         #expect(try await store.lockIDHolder(id, for: taker.id, lapsedBefore: now) == .otherCompany)
         #expect(try await store.lockIDHolder(id, for: owner.id, lapsedBefore: later) == .sameCompany)
         #expect(try await store.lockIDHolder(id, for: taker.id, lapsedBefore: later) == nil)
+        await #expect(throws: StoreError.lockIDTaken) { try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: now, at: later) }
+        await #expect(throws: StoreError.lockIDTaken) { try await store.releaseLapsedLock(id, for: owner.id, lapsedBefore: later, at: later) }
+        // Registering over another company's lock never frees it: only a release does.
         let mine = Lock(id: id, companyID: taker.id, roomID: takerRoom.id, name: "Mine", state: .registered, createdAt: later)
-        await #expect(throws: StoreError.lockIDTaken) {
-            try await store.createLock(mine, lapsedBefore: now, checking: nil, audit: audit(taker.id, .registerLock))
-        }
+        await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(mine, checking: nil, audit: audit(taker.id, .registerLock)) }
 
-        // Taken over whole: the row is the new company's, and the old one's is gone.
-        try await store.createLock(mine, lapsedBefore: later, checking: nil, audit: audit(taker.id, .registerLock))
-        #expect(try await store.lock(id, in: taker.id) == mine)
+        #expect(try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: later, at: later))
         #expect(try await store.lock(id, in: owner.id) == nil)
         #expect(try await store.locks(in: owner.id).isEmpty)
+        #expect(try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: later, at: later) == false)
+        try await store.createLock(mine, checking: nil, audit: audit(taker.id, .registerLock))
+        #expect(try await store.lock(id, in: taker.id) == mine)
         // The new company's event says nothing of the old lock; the old company's says it went, not to whom.
         let registered = try await store.auditEvents(AuditQuery(companyID: taker.id, action: .registerLock))
         #expect(registered.count == 1 && registered.first?.changes == [])
@@ -376,32 +405,70 @@ import UnlockITCore
         #expect(try await store.auditEvents(AuditQuery(companyID: taker.id, action: .releaseLock)).isEmpty)
     }
 
-    @Test func anActivatedLockKeepsItsIDFromOtherCompaniesAlsoOnceRetired() async throws {
+    @Test func anActiveLockOrAPendingPairingKeepsItsIDAndARetiredOneFromItsRetirement() async throws {
         let (owner, _) = try await makeCompany("Mu")
         let (other, _) = try await makeCompany("Mu-other")
         let room = try await makeRoom(owner.id, "Office")
-        let otherRoom = try await makeRoom(other.id, "Hall")
         let ever = Date.distantFuture
-        let active = LockID("lock-mu-active")!
-        let unproven = LockID("lock-mu-unproven")!
-        for id in [active, unproven] {
+        let (active, pending, retired) = (LockID("lock-mu-active")!, LockID("lock-mu-pending")!, LockID("lock-mu-retired")!)
+        for id in [active, pending, retired] {
             try await store.createLock(Lock(id: id, companyID: owner.id, roomID: room.id, name: "Door", state: .registered, createdAt: now))
         }
-        try await store.activateLock(active, in: owner.id, sealedKey: [1], at: now, audit: audit(owner.id, .activateLock))
-        for id in [active, unproven] { try await store.retireLock(id, in: owner.id, at: now, audit: audit(owner.id, .retireLock)) }
-        // However long ago: the lock that was activated keeps its id; the retired one never activated does not.
-        #expect(try await store.lockIDHolder(active, for: other.id, lapsedBefore: ever) == .otherCompany)
-        await #expect(throws: StoreError.lockIDTaken) {
-            try await store.createLock(
-                Lock(id: active, companyID: other.id, roomID: otherRoom.id, name: "X", state: .registered, createdAt: now), lapsedBefore: ever,
-                checking: nil, audit: nil)
+        for id in [active, retired] {
+            try await store.activateLock(id, in: owner.id, sealedKey: [1], at: now, audit: audit(owner.id, .activateLock))
         }
-        #expect(try await store.lockIDHolder(unproven, for: other.id, lapsedBefore: ever) == nil)
+        // The setup code unwrapped the lock's key, and the activation's answer was lost.
+        try await store.holdPendingKey(pending, in: owner.id, sealedKey: [2], wrappedKey: [3])
+        let retirement = now.addingTimeInterval(3600)
+        try await store.retireLock(retired, in: owner.id, at: retirement, audit: audit(owner.id, .retireLock))
+        // However long ago: the active lock and the pending pairing keep their ids.
+        for id in [active, pending] {
+            #expect(try await store.lockIDHolder(id, for: other.id, lapsedBefore: ever) == .otherCompany)
+            await #expect(throws: StoreError.lockIDTaken) { try await store.releaseLapsedLock(id, for: other.id, lapsedBefore: ever, at: now) }
+        }
+        // The retired lock that had served: counted from its retirement, not its registration.
+        #expect(try await store.lockIDHolder(retired, for: other.id, lapsedBefore: retirement) == .otherCompany)
+        #expect(try await store.lockIDHolder(retired, for: other.id, lapsedBefore: retirement.addingTimeInterval(1)) == nil)
+        #expect(try await store.lockIDHolder(retired, for: owner.id, lapsedBefore: ever) == nil)
+        #expect(try await store.releaseLapsedLock(retired, for: other.id, lapsedBefore: ever, at: ever))
+        #expect(try await store.lock(active, in: owner.id)?.state == .active)
+    }
+
+    @Test func retiringALockNeverActivatedAndRegisteringItAgainDoesNotRestartItsHold() async throws {
+        let (squatter, _) = try await makeCompany("Nu")
+        let (owner, _) = try await makeCompany("Nu-owner")
+        let room = try await makeRoom(squatter.id, "Office")
+        let id = LockID("lock-nu")!
+        try await store.createLock(Lock(id: id, companyID: squatter.id, roomID: room.id, name: "Door", state: .registered, createdAt: now))
+        let later = now.addingTimeInterval(3600)
+        try await store.retireLock(id, in: squatter.id, at: later, audit: audit(squatter.id, .retireLock))
         try await store.createLock(
-            Lock(id: unproven, companyID: other.id, roomID: otherRoom.id, name: "Y", state: .registered, createdAt: now), lapsedBefore: ever,
-            checking: nil, audit: nil)
-        #expect(try await store.lock(unproven, in: other.id)?.name == "Y")
-        #expect(try await store.lock(active, in: owner.id)?.state == .retired)
+            Lock(id: id, companyID: squatter.id, roomID: room.id, name: "Again", state: .registered, createdAt: later), checking: nil,
+            audit: audit(squatter.id, .registerLock))
+        #expect(try await store.lock(id, in: squatter.id)?.createdAt == later)
+        // Held since the first registration: a lapse counted from then has passed.
+        #expect(try await store.lockIDHolder(id, for: owner.id, lapsedBefore: now.addingTimeInterval(1)) == nil)
+        #expect(try await store.lockIDHolder(id, for: owner.id, lapsedBefore: now) == .otherCompany)
+        // Once it was activated, a registration again after retirement starts a hold of its own.
+        try await store.activateLock(id, in: squatter.id, sealedKey: [1], at: later, audit: audit(squatter.id, .activateLock))
+        let latest = later.addingTimeInterval(3600)
+        try await store.retireLock(id, in: squatter.id, at: latest, audit: audit(squatter.id, .retireLock))
+        try await store.createLock(
+            Lock(id: id, companyID: squatter.id, roomID: room.id, name: "Third", state: .registered, createdAt: latest), checking: nil,
+            audit: audit(squatter.id, .registerLock))
+        #expect(try await store.lockIDHolder(id, for: owner.id, lapsedBefore: latest) == .otherCompany)
+        #expect(try await store.lockIDHolder(id, for: owner.id, lapsedBefore: latest.addingTimeInterval(1)) == nil)
+    }
+
+    @Test func aPresenceSeenBeforeALockWasRegisteredIsNotItsPresence() async throws {
+        let (company, _) = try await makeCompany("Xi")
+        let room = try await makeRoom(company.id, "Office")
+        let id = LockID("lock-xi")!
+        try await store.createLock(Lock(id: id, companyID: company.id, roomID: room.id, name: "Door", state: .registered, createdAt: now))
+        try await store.recordPresence([LockPresence(lock: id, online: true, lastSeen: now.addingTimeInterval(-1), firmwareVersion: "0.9")])
+        #expect(try await store.lock(id, in: company.id).map { [$0.online, $0.firmwareVersion == nil] } == [false, true])
+        try await store.recordPresence([LockPresence(lock: id, online: true, lastSeen: now, firmwareVersion: "1.0")])
+        #expect(try await store.lock(id, in: company.id).map { [$0.online, $0.firmwareVersion == "1.0"] } == [true, true])
     }
 
     @Test func aLockCommitsWithItsEventOnlyWhileItsAdminStillIsOne() async throws {
@@ -413,18 +480,18 @@ import UnlockITCore
         let check = AdminCheck(session: token, company: company.id, at: now)
         let lock = Lock(id: LockID("lock-kappa")!, companyID: company.id, roomID: room.id, name: "L", state: .registered, createdAt: now)
         #expect(try await store.lockIDHolder(lock.id, for: company.id, lapsedBefore: now) == nil)
-        try await store.createLock(lock, lapsedBefore: now, checking: check, audit: audit(company.id, .registerLock))
+        try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock))
         #expect(try await store.lockIDHolder(lock.id, for: company.id, lapsedBefore: now) != nil)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
         await #expect(throws: StoreError.lockIDTaken) {
-            try await store.createLock(lock, lapsedBefore: now, checking: check, audit: audit(company.id, .registerLock))
+            try await store.createLock(lock, checking: check, audit: audit(company.id, .registerLock))
         }
 
         try await store.revokeSession(tokenHash: token, at: now)
         await #expect(throws: StoreError.sessionEnded) { try await store.verifyAdmin(check) }
         let second = Lock(id: LockID("lock-kappa-2")!, companyID: company.id, roomID: room.id, name: "M", state: .registered, createdAt: now)
         await #expect(throws: StoreError.sessionEnded) {
-            try await store.createLock(second, lapsedBefore: now, checking: check, audit: audit(company.id, .registerLock))
+            try await store.createLock(second, checking: check, audit: audit(company.id, .registerLock))
         }
         await #expect(throws: StoreError.sessionEnded) {
             try await store.activateLock(lock.id, in: company.id, sealedKey: [1], at: now, checking: check, audit: audit(company.id, .activateLock))

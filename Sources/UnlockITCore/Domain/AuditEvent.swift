@@ -6,9 +6,9 @@ public enum AuditAction: String, Sendable, Codable, CaseIterable {
     case activateLock = "activate_lock"
     case registerLock = "register_lock"
     case retireLock = "retire_lock"
-    /// A lock that was never activated went to another company, which registered its device id once
-    /// the registration had lapsed (``Lock/holdsID(against:lapsedBefore:)``). No actor: the event is
-    /// the losing company's, and does not say who took the lock.
+    /// A lock not in service (registered and never activated, or retired) went to another company,
+    /// which registered its device id once the lock's hold on it had lapsed (``LockIDClaim``). No
+    /// actor: the event is the losing company's, and does not say who took the lock.
     case releaseLock = "release_lock"
     /// A lock renamed or moved to another room.
     case updateLock = "update_lock"

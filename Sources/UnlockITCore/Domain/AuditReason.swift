@@ -25,7 +25,7 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case notInPairingMode = "not_in_pairing_mode"
     case alreadyActivated = "already_activated"
     case setupCodeMismatch = "setup_code_mismatch"
-    /// A lock's registration, never activated, lapsed and another company registered its device id.
+    /// A lock's hold on its device id lapsed, and another company registered the id (``AuditAction/releaseLock``).
     case registeredElsewhere = "registered_elsewhere"
     // Sign-in and passwords
     case password

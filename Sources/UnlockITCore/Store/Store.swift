@@ -58,18 +58,21 @@ public protocol Store: Sendable {
     func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws
 
     // MARK: Locks
-    /// Who keeps `company` from registering a lock of this device id, if anyone: a lock that
-    /// ``Lock/holdsID(against:lapsedBefore:)``. Device ids are unique across companies, and a broker
-    /// account is named after one.
+    /// Who keeps `company` from registering a lock of this device id, if anyone: a lock whose
+    /// ``LockIDClaim/isKept(from:lapsedBefore:)``. Device ids are unique across companies, and a
+    /// broker account is named after one.
     func lockIDHolder(_ id: LockID, for company: CompanyID, lapsedBefore: Date) async throws -> LockIDHolder?
+    /// Frees the id for `company`'s registration: another company's lock that no longer keeps it
+    /// (``LockIDClaim``) is deleted, with a ``AuditAction/releaseLock`` event in that company's log
+    /// (no actor: it does not say who took the lock), and `true` returned. ``StoreError/lockIDTaken``
+    /// when a lock keeps it; `false` when there is nothing to release.
+    func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date) async throws -> Bool
     /// Adds a registered lock with its audit event, in one transaction, once its broker account exists
     /// (``StoreError/lockIDTaken``, ``StoreError/notFound`` for a room not in the lock's company). A
-    /// lock of the same id that keeps it no more is taken over: its row takes the new lock's company,
-    /// name, room and dates, and starts without a key, as a new one does. The company's own retired
-    /// lock's earlier life is in the audit log (the event records its state, name and room before);
-    /// another company's lapsed registration gets a ``AuditAction/releaseLock`` event in that
-    /// company's log.
-    func createLock(_ lock: Lock, lapsedBefore: Date, checking admin: AdminCheck?, audit: AuditEvent?) async throws
+    /// retired lock of the same id and company is registered anew: its row takes the new lock's name,
+    /// room and dates, and starts without a key, as a new one does. (Its earlier life is in the audit
+    /// log; if it was never activated, it keeps holding the id since its first registration.)
+    func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws
     func lock(_ id: LockID, in company: CompanyID) async throws -> Lock?
     func locks(in company: CompanyID) async throws -> [Lock]
     /// Everything `user`'s unlock needs, in one read: the lock, its room and its sealed device key.
@@ -148,10 +151,9 @@ extension Store {
         try await createSession(session, verifiedHash: verifiedHash, spending: idToken, audit: nil)
     }
 
-    /// A lock without an audit event or a check of its admin (a test's, a benchmark's); no
-    /// registration lapses.
+    /// A lock without an audit event or a check of its admin (a test's, a benchmark's).
     public func createLock(_ lock: Lock) async throws {
-        try await createLock(lock, lapsedBefore: .distantPast, checking: nil, audit: nil)
+        try await createLock(lock, checking: nil, audit: nil)
     }
 
     /// An activation without a check of its admin (a test's).

@@ -65,7 +65,7 @@ public enum UnlockITApp {
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
             takenEmailLimiter: TakenNameLimiter(perDay: configuration.takenEmailsPerDay),
             takenLockIDLimiter: TakenNameLimiter(perDay: configuration.takenLockIDsPerDay),
-            unactivatedLockLapse: configuration.unactivatedLockLapse,
+            lockIDLapse: configuration.lockIDLapse,
             trustedProxies: Set(configuration.trustedProxies.compactMap(ClientAddress.canonical)),
             oidc: OIDCVerifier(issuers: configuration.oidcIssuers, clock: parts.clock, logger: parts.logger),
             tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,

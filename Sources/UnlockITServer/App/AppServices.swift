@@ -16,8 +16,8 @@ struct AppServices: Sendable {
     /// Email addresses and lock device ids of other companies each company is told of.
     let takenEmailLimiter: TakenNameLimiter
     let takenLockIDLimiter: TakenNameLimiter
-    /// Seconds another company's lock that was never activated keeps its device id (``ServerConfiguration/unactivatedLockLapse``).
-    let unactivatedLockLapse: Int
+    /// Seconds a lock not in service keeps its device id from other companies (``ServerConfiguration/lockIDLapse``).
+    let lockIDLapse: Int
     /// Canonical addresses (``ClientAddress/canonical(_:)``) of the trusted reverse proxies.
     let trustedProxies: Set<String>
     let oidc: OIDCVerifier
@@ -32,8 +32,9 @@ struct AppServices: Sendable {
     /// Registration, activation, retirement and a new broker password take turns per device id (``LocksController``).
     let lockAccountTurns = KeyedSerializer<LockID>()
 
-    /// Registrations of locks never activated made before this have lapsed: another company may take the id.
-    func lockRegistrationsLapsedBefore() -> Date { clock.now().addingTimeInterval(-TimeInterval(unactivatedLockLapse)) }
+    /// A lock not in service that has held its device id since before this no longer keeps it from
+    /// other companies (``LockIDClaim``).
+    func lockIDsLapsedBefore() -> Date { clock.now().addingTimeInterval(-TimeInterval(lockIDLapse)) }
 
     /// An audit event stamped with the current time.
     func audit(

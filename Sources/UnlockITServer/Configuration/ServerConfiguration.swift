@@ -63,11 +63,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// day (registering locks); beyond that registrations are answered 429 `too_many_taken_lock_ids`
     /// (``TakenNameLimiter``).
     public var takenLockIDsPerDay = 20
-    /// Seconds a lock that was never activated keeps its device id from other companies; after that,
-    /// another company may register the id and take the lock over (``Lock/holdsID(against:lapsedBefore:)``).
-    /// Only an activation proves that the registering company has the device, so a registration by
-    /// someone who only read the label keeps it from its owner no longer than this.
-    public var unactivatedLockLapse = 86400
+    /// Seconds a lock not in service (registered and never activated, or retired) keeps its device id
+    /// from other companies; after that, another company may register the id, and the lock goes to
+    /// it (``LockIDClaim``). A registration proves nothing, so one made first by someone who only
+    /// read the label keeps the id from its owner no longer than this.
+    public var lockIDLapse = 86400
     /// Reverse proxies whose `X-Forwarded-For` names the client (IP addresses).
     public var trustedProxies: [String] = []
     public var oidcIssuers: [OIDCIssuer] = []
@@ -188,7 +188,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var unlocksPerUserPerMinute: Int?
         var takenEmailsPerDay: Int?
         var takenLockIDsPerDay: Int?
-        var unactivatedLockLapse: Int?
+        var lockIDLapse: Int?
         var trustedProxies: [String]?
         var oidcIssuers: [OIDCIssuer]?
         var logLevel: String?
@@ -198,7 +198,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             "masterKeyFile", "tokenLifetime", "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout",
             "httpRequestTimeout", "httpConnectionsPerClient", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
             "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "takenEmailsPerDay", "takenLockIDsPerDay",
-            "unactivatedLockLapse", "trustedProxies", "oidcIssuers", "logLevel",
+            "lockIDLapse", "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
 
@@ -241,7 +241,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         unlocksPerUserPerMinute = settings.unlocksPerUserPerMinute ?? unlocksPerUserPerMinute
         takenEmailsPerDay = settings.takenEmailsPerDay ?? takenEmailsPerDay
         takenLockIDsPerDay = settings.takenLockIDsPerDay ?? takenLockIDsPerDay
-        unactivatedLockLapse = settings.unactivatedLockLapse ?? unactivatedLockLapse
+        lockIDLapse = settings.lockIDLapse ?? lockIDLapse
         trustedProxies = settings.trustedProxies ?? trustedProxies
         oidcIssuers = settings.oidcIssuers ?? oidcIssuers
         logLevel = settings.logLevel ?? logLevel
@@ -277,7 +277,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         unlocksPerUserPerMinute = try int("UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE") ?? unlocksPerUserPerMinute
         takenEmailsPerDay = try int("UNLOCKIT_TAKEN_EMAILS_PER_DAY") ?? takenEmailsPerDay
         takenLockIDsPerDay = try int("UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY") ?? takenLockIDsPerDay
-        unactivatedLockLapse = try int("UNLOCKIT_UNACTIVATED_LOCK_LAPSE") ?? unactivatedLockLapse
+        lockIDLapse = try int("UNLOCKIT_LOCK_ID_LAPSE") ?? lockIDLapse
         httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
         httpRequestTimeout = try int("UNLOCKIT_HTTP_REQUEST_TIMEOUT") ?? httpRequestTimeout
         httpConnectionsPerClient = try int("UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT") ?? httpConnectionsPerClient
@@ -351,8 +351,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (1...1_000_000).contains(takenLockIDsPerDay) else {
             throw ConfigurationError("taken lock ids per day must be 1–1000000")
         }
-        guard (1...365 * 86400).contains(unactivatedLockLapse) else {
-            throw ConfigurationError("the lapse of a lock never activated must be 1 s to 365 days")
+        guard (1...365 * 86400).contains(lockIDLapse) else {
+            throw ConfigurationError("the lock id lapse must be 1 s to 365 days")
         }
         if let bad = trustedProxies.first(where: { ClientAddress.canonical($0) == nil }) {
             throw ConfigurationError("trusted proxy \"\(bad)\" is not an IP address")

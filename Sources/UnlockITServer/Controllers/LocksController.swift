@@ -86,11 +86,10 @@ struct LocksController {
         guard let roomID = RoomID(body.roomId) else { throw APIError.invalidID("roomId") }
         guard try await services.store.room(roomID, in: admin.companyID) != nil else { throw APIError.notFound(.roomNotFound) }
 
-        let lock = Lock(id: id, companyID: admin.companyID, roomID: roomID, name: name, state: .registered, createdAt: services.clock.now())
         // Another company's device id (or one of this company's in use) answers at once, not after
         // waiting behind a change of that lock. Checked again in the turn.
         try await requireFree(id, for: admin)
-        return try await inTurn(id, as: identity) { try await register(lock, by: identity) }
+        return try await inTurn(id, as: identity) { try await register(id, name: name, room: roomID, by: identity) }
     }
 
     /// ``StoreError/lockIDTaken`` when a lock has the device id, within the company's budget for ids
@@ -99,7 +98,7 @@ struct LocksController {
     private func requireFree(_ id: LockID, for admin: User) async throws {
         let limiter = services.takenLockIDLimiter
         try limiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyTakenLockIDs)
-        let lapsedBefore = services.lockRegistrationsLapsedBefore()
+        let lapsedBefore = services.lockIDsLapsedBefore()
         guard let holder = try await services.store.lockIDHolder(id, for: admin.companyID, lapsedBefore: lapsedBefore) else { return }
         if holder == .otherCompany { try countTakenElsewhere(by: admin) }
         throw StoreError.lockIDTaken
@@ -114,14 +113,22 @@ struct LocksController {
             refusal: APIError.tooManyTakenLockIDs)
     }
 
-    /// The broker account first, then the lock and its audit event in one transaction: no lock without
-    /// its event, and none whose broker password exists nowhere.
-    private func register(_ lock: Lock, by identity: Identity) async throws -> EditedResponse<Registered> {
-        let (id, roomID, admin) = (lock.id, lock.roomID, identity.user)
+    /// Another company's lock whose hold on the id has lapsed goes first (``Store/releaseLapsedLock(_:for:lapsedBefore:at:)``),
+    /// then the broker account is made, then the lock and its audit event are written in one
+    /// transaction: no lock without its event, and none whose broker password exists nowhere.
+    private func register(_ id: LockID, name: String, room roomID: RoomID, by identity: Identity) async throws -> EditedResponse<Registered> {
+        let admin = identity.user
         // Checked before the broker is asked: an account of this name may be another lock's, and
         // making it anew would take that lock's password away. (The turn keeps it free meanwhile.) A
         // lock this company retired has no account any more: its id may be registered again.
         try await requireFree(id, for: admin)
+        if try await services.store.releaseLapsedLock(
+            id, for: admin.companyID, lapsedBefore: services.lockIDsLapsedBefore(), at: services.clock.now())
+        {
+            // Its account is replaced below, which disconnects its device without its will.
+            services.logger.notice("a lock's hold on its device id lapsed; another company registers it", metadata: ["lock": "\(id)"])
+            services.gateway.retired(id)
+        }
         let password = Self.brokerPassword()
         do {
             try await services.accounts.createLockAccount(id, password: password)
@@ -135,9 +142,12 @@ struct LocksController {
             try await brokerFailed(.registerLock, by: admin, lock: id, room: roomID, error: error, "could not create the lock's broker account")
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not create the lock's account")
         }
+        // Dated once its account exists: a presence of a device that had the id before (seen before
+        // the broker replaced the account) cannot be taken for this lock's.
+        let lock = Lock(id: id, companyID: admin.companyID, roomID: roomID, name: name, state: .registered, createdAt: services.clock.now())
         do {
             try await services.store.createLock(
-                lock, lapsedBefore: services.lockRegistrationsLapsedBefore(), checking: services.adminCheck(identity),
+                lock, checking: services.adminCheck(identity),
                 audit: services.audit(.registerLock, by: admin, company: admin.companyID, lock: id, room: roomID))
         } catch {
             // Its password exists only in this answer, which will not be given: the account goes again,
@@ -314,10 +324,12 @@ struct LocksController {
         return lock
     }
 
-    /// Registration, retirement and a new broker password each change a lock's row and its broker
-    /// account in several steps. For one device id they take turns, so none sees another half done:
-    /// a new password made between a retirement's broker and database steps would otherwise give a
-    /// retired lock a working account again. The admin is checked again once the turn comes, before
+    /// Registration, activation, retirement and a new broker password each change a lock's row and
+    /// its broker account, or rely on the account, in several steps. For one device id they take
+    /// turns, so none sees another half done: a new password made between a retirement's broker and
+    /// database steps would otherwise give a retired lock a working account again, and a registration
+    /// by another company once the lock's hold lapsed would replace the account of a lock being
+    /// activated. The admin is checked again once the turn comes, before
     /// the broker is touched: one demoted, disabled or signed out while the change waited (up to
     /// ``turnWait``) does not finish it.
     private func inTurn<T>(_ id: LockID, as identity: Identity, _ body: () async throws -> T) async throws -> T {
@@ -328,7 +340,8 @@ struct LocksController {
         return try await body()
     }
 
-    /// Longer than any one change can take: each of its broker commands gives up after 5 s.
+    /// Longer than any one change can take: each of its broker commands gives up after 5 s, and an
+    /// activation's exchanges with the lock after the unlock timeout (at most 5 s each, three of them).
     static let turnWait: Duration = .seconds(30)
 
     /// Logs and audits (as an error, `broker_unavailable`) a change to a lock's broker account the

@@ -18,6 +18,8 @@ struct LockRecord: Codable, FetchableRecord, PersistableRecord {
     var createdAt: Date
     var activatedAt: Date?
     var retiredAt: Date?
+    /// ``LockIDClaim/heldSince``; NULL only in a row a test wrote by hand (read as `createdAt`).
+    var heldSince: Date?
 
     init(_ lock: Lock) {
         id = lock.id.rawValue
@@ -34,6 +36,14 @@ struct LockRecord: Codable, FetchableRecord, PersistableRecord {
         createdAt = lock.createdAt
         activatedAt = lock.activatedAt
         retiredAt = lock.retiredAt
+        heldSince = lock.createdAt
+    }
+
+    /// What decides whether the row keeps its device id (a state that cannot be read counts as active).
+    var claim: LockIDClaim {
+        LockIDClaim(
+            companyID: CompanyID(unchecked: companyId), state: LockState(rawValue: state) ?? .active, heldSince: heldSince ?? createdAt,
+            pairingPending: pendingKey != nil)
     }
 
     var lock: Lock? {
