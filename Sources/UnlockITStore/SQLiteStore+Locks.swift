@@ -11,8 +11,11 @@ extension SQLiteStore {
         }
     }
 
-    public func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date) async throws -> Bool {
+    public func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date, checking admin: AdminCheck?) async throws
+        -> Bool
+    {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             guard let existing = try LockRecord.fetchOne(db, key: id.rawValue) else { return false }
             guard !existing.claim.isKept(from: company, lapsedBefore: lapsedBefore) else { throw StoreError.lockIDTaken }
             // The company's own retired lock is taken over by ``createLock(_:checking:audit:)``, which keeps its life in one row.
@@ -189,8 +192,8 @@ extension SQLiteStore {
     public func recordPresence(_ updates: [LockPresence]) async throws {
         guard !updates.isEmpty else { return }
         try write { db in
-            // Not into a row registered after the presence was seen: a lock taken over by another
-            // company (``releaseLapsedLock(_:for:lapsedBefore:at:)``) must not show the old device's.
+            // Not into a row registered after the presence was seen: a lock registered by another
+            // company once the old one was released must not show the old device's.
             let statement = try db.cachedStatement(
                 sql: #"""
                     UPDATE "lock" SET online = ?, lastSeen = ?, firmwareVersion = COALESCE(?, firmwareVersion)

@@ -522,19 +522,31 @@ struct LockProtocolEndToEndTests {
             let other = try await site.server.adminSession(company: "Other", email: "admin@other.test")
             let otherRoom = try #require(try await site.api.post("/api/v1/rooms", token: other, ["name": "Hall", "type": "office"]).string("id"))
             let (lock, password) = try await site.registerLock("lock-late-pairing")
-            // The flash takes 2 s to write: the activation is under way for that long.
-            try await lock.start(broker: site.brokerURL, password: password, pairing: true, arguments: ["--flash-write-time", "2"])
+            let firmware = try await lock.start(broker: site.brokerURL, password: password, pairing: true)
             try await site.waitUntilOnline(lock.id)
             try await Task.sleep(for: .seconds(lapse + 0.5))  // the site's registration has lapsed for other companies
             let watcher = try await site.superuser()
             let commands = try await watcher.record(Topics.command(LockID(lock.id)!))
 
+            // The lock's firmware hangs with its connection up: the activation waits for its answer,
+            // and no pairing key is held yet that would keep the id by itself.
+            try await firmware.suspend()
             let activation = Task {
                 try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
             }
             _ = try await commands.waitFor("the activate command") { $0.contains(#""op":"activate""#) }
-            let taken = try await site.api.post("/api/v1/locks", token: other, ["id": lock.id, "name": "Door", "roomId": otherRoom])
+            let answered = LockedBox(false)
+            let registration = Task {
+                defer { answered.set(true) }
+                return try await site.api.post("/api/v1/locks", token: other, ["id": lock.id, "name": "Door", "roomId": otherRoom])
+            }
+            try await Task.sleep(for: .milliseconds(700))
+            let answeredWhileActivating = answered.get()
+            firmware.resume()
             let activated = try await activation.value
+            let taken = try await registration.value
+            // The registration waited for the activation's turn, and then found the id kept.
+            #expect(!answeredWhileActivating, "\(taken)")
             #expect(activated.status == 200, "\(activated)")
             #expect(taken.code == "lock_id_taken", "\(taken)")
             // The lock kept its broker account: still online, and it opens.

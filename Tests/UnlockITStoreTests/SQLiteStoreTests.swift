@@ -383,16 +383,20 @@ import UnlockITCore
         #expect(try await store.lockIDHolder(id, for: taker.id, lapsedBefore: now) == .otherCompany)
         #expect(try await store.lockIDHolder(id, for: owner.id, lapsedBefore: later) == .sameCompany)
         #expect(try await store.lockIDHolder(id, for: taker.id, lapsedBefore: later) == nil)
-        await #expect(throws: StoreError.lockIDTaken) { try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: now, at: later) }
-        await #expect(throws: StoreError.lockIDTaken) { try await store.releaseLapsedLock(id, for: owner.id, lapsedBefore: later, at: later) }
+        await #expect(throws: StoreError.lockIDTaken) {
+            try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: now, at: later, checking: nil)
+        }
+        await #expect(throws: StoreError.lockIDTaken) {
+            try await store.releaseLapsedLock(id, for: owner.id, lapsedBefore: later, at: later, checking: nil)
+        }
         // Registering over another company's lock never frees it: only a release does.
         let mine = Lock(id: id, companyID: taker.id, roomID: takerRoom.id, name: "Mine", state: .registered, createdAt: later)
         await #expect(throws: StoreError.lockIDTaken) { try await store.createLock(mine, checking: nil, audit: audit(taker.id, .registerLock)) }
 
-        #expect(try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: later, at: later))
+        #expect(try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: later, at: later, checking: nil))
         #expect(try await store.lock(id, in: owner.id) == nil)
         #expect(try await store.locks(in: owner.id).isEmpty)
-        #expect(try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: later, at: later) == false)
+        #expect(try await store.releaseLapsedLock(id, for: taker.id, lapsedBefore: later, at: later, checking: nil) == false)
         try await store.createLock(mine, checking: nil, audit: audit(taker.id, .registerLock))
         #expect(try await store.lock(id, in: taker.id) == mine)
         // The new company's event says nothing of the old lock; the old company's says it went, not to whom.
@@ -424,13 +428,15 @@ import UnlockITCore
         // However long ago: the active lock and the pending pairing keep their ids.
         for id in [active, pending] {
             #expect(try await store.lockIDHolder(id, for: other.id, lapsedBefore: ever) == .otherCompany)
-            await #expect(throws: StoreError.lockIDTaken) { try await store.releaseLapsedLock(id, for: other.id, lapsedBefore: ever, at: now) }
+            await #expect(throws: StoreError.lockIDTaken) {
+                try await store.releaseLapsedLock(id, for: other.id, lapsedBefore: ever, at: now, checking: nil)
+            }
         }
         // The retired lock that had served: counted from its retirement, not its registration.
         #expect(try await store.lockIDHolder(retired, for: other.id, lapsedBefore: retirement) == .otherCompany)
         #expect(try await store.lockIDHolder(retired, for: other.id, lapsedBefore: retirement.addingTimeInterval(1)) == nil)
         #expect(try await store.lockIDHolder(retired, for: owner.id, lapsedBefore: ever) == nil)
-        #expect(try await store.releaseLapsedLock(retired, for: other.id, lapsedBefore: ever, at: ever))
+        #expect(try await store.releaseLapsedLock(retired, for: other.id, lapsedBefore: ever, at: ever, checking: nil))
         #expect(try await store.lock(active, in: owner.id)?.state == .active)
     }
 

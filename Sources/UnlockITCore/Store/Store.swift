@@ -65,8 +65,9 @@ public protocol Store: Sendable {
     /// Frees the id for `company`'s registration: another company's lock that no longer keeps it
     /// (``LockIDClaim``) is deleted, with a ``AuditAction/releaseLock`` event in that company's log
     /// (no actor: it does not say who took the lock), and `true` returned. ``StoreError/lockIDTaken``
-    /// when a lock keeps it; `false` when there is nothing to release.
-    func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date) async throws -> Bool
+    /// when a lock keeps it; `false` when there is nothing to release. Only while `admin` still is one
+    /// (``AdminCheck``).
+    func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date, checking admin: AdminCheck?) async throws -> Bool
     /// Adds a registered lock with its audit event, in one transaction, once its broker account exists
     /// (``StoreError/lockIDTaken``, ``StoreError/notFound`` for a room not in the lock's company). A
     /// retired lock of the same id and company is registered anew: its row takes the new lock's name,

@@ -123,7 +123,8 @@ struct LocksController {
         // lock this company retired has no account any more: its id may be registered again.
         try await requireFree(id, for: admin)
         if try await services.store.releaseLapsedLock(
-            id, for: admin.companyID, lapsedBefore: services.lockIDsLapsedBefore(), at: services.clock.now())
+            id, for: admin.companyID, lapsedBefore: services.lockIDsLapsedBefore(), at: services.clock.now(),
+            checking: services.adminCheck(identity))
         {
             // Its account is replaced below, which disconnects its device without its will.
             services.logger.notice("a lock's hold on its device id lapsed; another company registers it", metadata: ["lock": "\(id)"])
@@ -142,8 +143,10 @@ struct LocksController {
             try await brokerFailed(.registerLock, by: admin, lock: id, room: roomID, error: error, "could not create the lock's broker account")
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not create the lock's account")
         }
-        // Dated once its account exists: a presence of a device that had the id before (seen before
-        // the broker replaced the account) cannot be taken for this lock's.
+        // Nothing known of a device that had the id before holds (the broker's answer came after its
+        // last message), and the lock is dated from now: a presence of that device written late
+        // cannot be taken for this lock's (``Store/recordPresence(_:)``).
+        services.gateway.registered(id)
         let lock = Lock(id: id, companyID: admin.companyID, roomID: roomID, name: name, state: .registered, createdAt: services.clock.now())
         do {
             try await services.store.createLock(
@@ -162,7 +165,6 @@ struct LocksController {
             if case StoreError.notFound = error { throw APIError.notFound(.roomNotFound) }
             throw error
         }
-        services.gateway.registered(id)
         return EditedResponse(
             status: .created,
             response: Registered(

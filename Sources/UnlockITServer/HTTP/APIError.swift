@@ -147,8 +147,9 @@ extension APIError {
     /// without room for its record.
     static let auditBehind = busy(detail: "The audit log is behind. Try again shortly.")
 
-    /// Another change to the same lock's broker account has been under way for too long.
-    static let lockAccountBusy = busy(detail: "Another change to this lock's broker account is under way. Try again shortly.")
+    /// Another change to the same lock (its registration, activation, retirement or broker password)
+    /// has been under way for too long.
+    static let lockAccountBusy = busy(detail: "Another change to this lock is under way. Try again shortly.")
 
     /// The OpenID Connect issuer's keys could not be loaded; they are fetched again at most every 30 s.
     static var identityProviderUnavailable: APIError {
