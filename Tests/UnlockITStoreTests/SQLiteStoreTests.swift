@@ -506,6 +506,16 @@ import UnlockITCore
         #expect(try await store.lock(lock.id, in: company.id)?.state == .registered)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .registerLock)).count == 1)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id, action: .activateLock)).isEmpty)
+        // Nor does it release another company's lock whose hold has lapsed.
+        let (other, _) = try await makeCompany("Kappa-other")
+        let theirs = Lock(
+            id: LockID("lock-kappa-theirs")!, companyID: other.id, roomID: try await makeRoom(other.id, "Hall").id, name: "T", state: .registered,
+            createdAt: now)
+        try await store.createLock(theirs)
+        await #expect(throws: StoreError.sessionEnded) {
+            try await store.releaseLapsedLock(theirs.id, for: company.id, lapsedBefore: .distantFuture, at: now, checking: check)
+        }
+        #expect(try await store.lock(theirs.id, in: other.id) != nil)
     }
 
     @Test func aPendingPairingKeyIsHeldUntilTheActivationTakesIt() async throws {
