@@ -8,13 +8,24 @@ public final class TestLock: Sendable {
     private let running = LockedBox<ChildProcess?>(nil)
 
     /// First boot (`unlockit-lock label`): creates the flash and reads the label.
-    public init(id: String, directory: String) async throws {
-        let statePath = "\(directory)/\(id).json"
-        let label = try ChildProcess(try Binaries.path("unlockit-lock"), ["label", "--state", statePath, "--id", id, "--json"], name: "label")
+    public convenience init(id: String, directory: String) async throws {
+        try await self.init(id: id, statePath: "\(directory)/\(id).json")
+    }
+
+    /// First boot of a lock with the factory's device id, derived from its setup code; `name` names
+    /// its state file.
+    public convenience init(directory: String, name: String) async throws {
+        try await self.init(id: nil, statePath: "\(directory)/\(name).json")
+    }
+
+    private init(id: String?, statePath: String) async throws {
+        let label = try ChildProcess(
+            try Binaries.path("unlockit-lock"), ["label", "--state", statePath, "--json"] + (id.map { ["--id", $0] } ?? []), name: "label")
         guard try await label.waitForExit() == 0, let line = label.output.first(where: { $0.hasPrefix("{") }),
-            let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String], let code = json["setupCode"]
+            let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String], let code = json["setupCode"],
+            let labelled = json["id"], id == nil || labelled == id
         else { throw HarnessError("unlockit-lock label failed: \(label.output)") }
-        self.id = id
+        self.id = labelled
         self.setupCode = code
         self.statePath = statePath
     }

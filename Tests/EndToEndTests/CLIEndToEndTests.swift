@@ -248,6 +248,14 @@ struct CLIEndToEndTests {
             #expect(try await admin.run(["locks", "edit", "lock-cli", "--room", "Annex"]).status == 0)
             let move = try await admin.run(["audit", "--action", "update_lock"])
             #expect(move.stdout.contains(t["roomChange"]!), "\(move)")
+            // A factory device id is registered only with its setup code, asked for (here on stdin) when not given.
+            let factory = try await TestLock(directory: site.directory.path, name: "factory")
+            let factoryAdd = ["locks", "add", factory.id, "--name", "Back door", "--room", "Lab"]
+            let notItsCode = try await admin.run(factoryAdd, stdin: [lock.setupCode])
+            #expect(notItsCode.status == 1 && notItsCode.stderr.contains(t["wrongCode"]!), "\(notItsCode)")
+            let withItsCode = try await admin.run(factoryAdd, stdin: [factory.setupCode])
+            #expect(withItsCode.status == 0, "\(withItsCode)")
+            #expect(!withItsCode.stdout.contains(factory.setupCode) && !withItsCode.stderr.contains(factory.setupCode))
 
             // A password reset: the server chooses the password, shown once, and it signs the clerk in
             // (who must then choose their own); or the admin gives one on stdin.

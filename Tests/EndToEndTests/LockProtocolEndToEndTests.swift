@@ -559,6 +559,41 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A factory device id: whoever only saw it cannot register it, not with a stand-in's code either; its owner can, and opens")
+    func aFactoryIDGoesOnlyToWhoeverHasItsCode() async throws {
+        try await Site.with { site in
+            let squatter = try await site.server.adminSession(company: "Squatter", email: "admin@squatter.test")
+            let squatterRoom = try #require(
+                try await site.api.post("/api/v1/rooms", token: squatter, ["name": "Hall", "type": "office"]).string("id"))
+            let lock = try await TestLock(directory: site.directory.path, name: "factory-lock")
+            #expect(lock.id.hasPrefix("lock-") && lock.id.count == 25, "\(lock.id)")
+            // The squatter read the id on the lock; a simulated lock of that id has a code of its own.
+            let standInFolder = "\(site.directory.path)/stand-in"
+            try FileManager.default.createDirectory(atPath: standInFolder, withIntermediateDirectories: false)
+            let standIn = try await TestLock(id: lock.id, directory: standInFolder)
+            func register(_ token: String, room: String, code: String?) async throws -> APIClient.Reply {
+                var body: [String: any Sendable] = ["id": lock.id, "name": "Door", "roomId": room]
+                if let code { body["setupCode"] = code }
+                return try await site.api.post("/api/v1/locks", token: token, body)
+            }
+            #expect(try await register(squatter, room: squatterRoom, code: nil).code == "setup_code_required")
+            #expect(try await register(squatter, room: squatterRoom, code: standIn.setupCode).code == "setup_code_mismatch")
+
+            let registered = try await register(site.admin, room: site.roomID, code: lock.setupCode)
+            #expect(registered.status == 201, "\(registered)")
+            let password = try #require((registered.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
+            try await lock.start(broker: site.brokerURL, password: password, pairing: true)
+            try await site.waitUntilOnline(lock.id)
+            let activated = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(activated.status == 200, "\(activated)")
+            try await site.authorizeAdmin()
+            let opened = try await site.unlock(lock.id)
+            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).code == "lock_not_found")
+            await lock.stop()
+        }
+    }
+
     @Test("A killed lock is marked offline by its last will; unlocking it answers at once")
     func killedLock() async throws {
         try await Site.with() { site in

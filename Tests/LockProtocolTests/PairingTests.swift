@@ -65,6 +65,26 @@ import UnlockITCore
         for bad in ["ab", "-lock", "Lock-1", "lock/1", "lock+1", "lock#1", "$lock", String(repeating: "a", count: 65), "lock 1"] {
             #expect(LockID(bad) == nil, "\(bad)")
         }
-        #expect(LockID.random().rawValue.hasPrefix("lock-"))
+    }
+
+    /// docs/protocol.md's test vector, computed independently (Python's hmac, RFC 5869 by hand).
+    @Test func aFactoryIDIsDerivedFromItsSetupCode() throws {
+        let code = try #require(SetupCode("7KQ2-M9XD-4RTA-WZ3C"))
+        #expect(code.bytes == Hex.decode("3cee2a27ad2634ae7c6c"))
+        let id = FactoryID.of(code)
+        #expect(id.rawValue == "lock-36b8c92b2853b8bce7f0")
+        #expect(id.hasFactoryForm && FactoryID.matches(id, code))
+        // Another code, or an id one digit off, does not match.
+        #expect(!FactoryID.matches(id, try #require(SetupCode("7KQ2-M9XD-4RTA-WZ3D"))))
+        #expect(!FactoryID.matches(try #require(LockID("lock-36b8c92b2853b8bce7f1")), code))
+        // Only `lock-` and exactly 20 lowercase hex digits has the form.
+        for other in [
+            "lock-36b8c92b2853b8bce7f", "lock-36b8c92b2853b8bce7f00", "lock-36b8c92b2853b8bce7fg", "door-36b8c92b2853b8bce7f0", "lock-3f9a0c1b7d2e",
+        ] {
+            #expect(try #require(LockID(other)).hasFactoryForm == false, "\(other)")
+        }
+        // A fresh code's id is a factory id of its code.
+        let fresh = SetupCode.random()
+        #expect(FactoryID.matches(FactoryID.of(fresh), fresh))
     }
 }

@@ -10,6 +10,12 @@ struct Locks: AsyncParsableCommand {
             subcommands: [List.self, Add.self, Activate.self, Show.self, Edit.self, BrokerPassword.self, Retire.self])
     }
 
+    /// The setup code, typed without echo: with a captured activation message it gives the device
+    /// key away, and on the command line it would land in the shell's history.
+    static func askSetupCode(_ l: Localizer) throws -> String {
+        try Terminal.askSecret(l("prompt.setup_code")).orThrow(CLIError.usage(l("error.no_setup_code"), l))
+    }
+
     /// What was done, the broker credentials (shown once), and what to do next.
     static func credentials(_ model: RegisteredLockModel, done: String, next: String, _ l: Localizer) -> String {
         [done, l("locks.credentials", model.mqtt.broker, model.mqtt.username, model.mqtt.password), next].joined(separator: "\n")
@@ -50,6 +56,7 @@ struct Locks: AsyncParsableCommand {
         @Argument(help: ArgumentHelp(L.current("help.locks.id"), valueName: "lock")) var lock: String
         @Option(help: ArgumentHelp(L.current("help.locks.name"), valueName: "name")) var name: String
         @Option(help: ArgumentHelp(L.current("help.rooms.reference"), valueName: "room")) var room: String
+        @Option(help: ArgumentHelp(L.current("help.locks.add.setup_code"), valueName: "code")) var setupCode: String?
 
         func run() async throws {
             let context = CommandContext(global)
@@ -58,9 +65,15 @@ struct Locks: AsyncParsableCommand {
             let lookup = Lookup(api: api)
             let id = try lookup.lockID(lock)
             let foundRoom = try await lookup.room(room)
+            var body = ["id": id, "name": name, "roomId": foundRoom.id]
+            // A factory device id is registered only with its setup code: asked for as activation
+            // asks, unless given.
+            if let code = try setupCode ?? LockID(id).flatMap({ $0.hasFactoryForm ? try Locks.askSetupCode(l) : nil }) {
+                body["setupCode"] = code
+            }
             let registered: RegisteredLockModel
             do {
-                registered = try await api.send("POST", "/api/v1/locks", ["id": id, "name": name, "roomId": foundRoom.id])
+                registered = try await api.send("POST", "/api/v1/locks", body)
             } catch let error as CLIError where error.answerMissing {
                 // Its broker password was in the answer: a lock registered now has none anyone knows.
                 throw error.missingAnswer(noAnswer: l("error.lock_add_no_answer", id), hint: l("hint.lock_add_no_answer", id, id), l)
@@ -84,8 +97,7 @@ struct Locks: AsyncParsableCommand {
             let l = context.l
             let (api, _) = try context.signedIn()
             let id = try Lookup(api: api).lockID(lock)
-            // Not shown as it is typed: with a captured activation message it gives the device key away.
-            let code = try setupCode ?? Terminal.askSecret(l("prompt.setup_code")).orThrow(CLIError.usage(l("error.no_setup_code"), l))
+            let code = try setupCode ?? Locks.askSetupCode(l)
             let activated: LockModel
             do {
                 activated = try await api.send("POST", "/api/v1/locks/\(id)/activate", ["setupCode": code])

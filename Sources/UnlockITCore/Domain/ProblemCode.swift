@@ -43,6 +43,8 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case notInPairingMode = "not_in_pairing_mode"
     case alreadyActivated = "already_activated"
     case setupCodeMismatch = "setup_code_mismatch"
+    /// A factory device id (``LockID/hasFactoryForm``) registered without its setup code.
+    case setupCodeRequired = "setup_code_required"
     // The lock, the broker and the server's capacity (502, 503, 504)
     case lockDenied = "lock_denied"
     case lockOffline = "lock_offline"

@@ -12,7 +12,9 @@ struct LocksController {
         var id: String
         var name: String
         var roomId: String
-        static let fields: Set<String> = ["id", "name", "roomId"]
+        /// The label's setup code: required for a factory device id, which is checked against it.
+        var setupCode: String?
+        static let fields: Set<String> = ["id", "name", "roomId", "setupCode"]
     }
 
     /// A new name, another room of the company, or both.
@@ -84,6 +86,7 @@ struct LocksController {
         }
         guard let name = Validation.name(body.name) else { throw APIError.invalidField("name", "1–100 characters") }
         guard let roomID = RoomID(body.roomId) else { throw APIError.invalidID("roomId") }
+        try Self.requireProof(of: id, body.setupCode)
         guard try await services.store.room(roomID, in: admin.companyID) != nil else { throw APIError.notFound(.roomNotFound) }
 
         // Another company's device id (or one of this company's in use) answers at once, not after
@@ -91,6 +94,25 @@ struct LocksController {
         try await requireFree(id, for: admin)
         return try await inTurn(id, as: identity) { try await register(id, name: name, room: roomID, by: identity) }
     }
+
+    /// A factory device id (``LockID/hasFactoryForm``) is registered only with the setup code it was
+    /// derived from: whoever read the id on a lock cannot take it. Any other id can be checked
+    /// against nothing; a code given with it is checked for its form only. No read of the database.
+    private static func requireProof(of id: LockID, _ text: String?) throws {
+        let setupCode = try text.map { text in
+            guard let code = SetupCode(text) else { throw invalidSetupCode }
+            return code
+        }
+        guard id.hasFactoryForm else { return }
+        guard let setupCode else {
+            throw APIError(
+                .badRequest, code: .setupCodeRequired, title: "A factory device id needs its setup code",
+                detail: "Give the setup code on the lock's label with the device id.")
+        }
+        guard FactoryID.matches(id, setupCode) else { throw problem(for: .setupCodeMismatch) }
+    }
+
+    static let invalidSetupCode = APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
 
     /// ``StoreError/lockIDTaken`` when a lock has the device id, within the company's budget for ids
     /// of other companies (``TakenNameLimiter``): over it, every registration of the company is
@@ -201,9 +223,7 @@ struct LocksController {
         let id = try Self.lockID(context)
         let body = try await request.decodeStrict(Activate.self, context: context)
         // The body's own check first: it needs no read of the database.
-        guard let setupCode = SetupCode(body.setupCode) else {
-            throw APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
-        }
+        guard let setupCode = SetupCode(body.setupCode) else { throw Self.invalidSetupCode }
         try await requireOwnLock(id, of: admin)
         // In the lock's turn: a registration by another company, once this one has lapsed, must not
         // replace the broker account of a lock that is being activated meanwhile (nor have its own
@@ -222,6 +242,9 @@ struct LocksController {
                     room: lock.roomID))
             throw Self.problem(for: failure)
         }
+        // A factory device id names its setup code: a code of another lock is refused here, as the
+        // lock would refuse it, without asking the lock (which may be a stand-in made with that code).
+        if id.hasFactoryForm, !FactoryID.matches(id, setupCode) { try await fail(.setupCodeMismatch) }
         let key: Key128
         do {
             key = try await services.gateway.activate(id, setupCode: setupCode, pending: { try await pendingPairing(id, in: admin.companyID) }) {

@@ -13,9 +13,11 @@ public struct Flash: Sendable {
     public let setupCode: SetupCode
     public var activated: Bool
 
-    /// First boot: a fresh identity with a random device key and setup code.
-    public static func firstBoot(lock: LockID = .random()) -> Flash {
-        Flash(lock: lock, deviceKey: .random(), setupCode: .random(), activated: false)
+    /// First boot: a fresh identity with a random device key and setup code, and the device id the
+    /// factory derives from the code (``FactoryID``) unless one is given.
+    public static func firstBoot(lock: LockID? = nil) -> Flash {
+        let setupCode = SetupCode.random()
+        return Flash(lock: lock ?? FactoryID.of(setupCode), deviceKey: .random(), setupCode: setupCode, activated: false)
     }
 
     /// Factory reset: a new device key, not activated. The id and the label's setup code stay.
@@ -82,7 +84,7 @@ public struct FlashFile: Sendable {
     /// `firstBoot` is how the first boot's flash was written, nil when it was there already.
     public func loadOrCreate(lock: LockID? = nil) throws -> (flash: Flash, firstBoot: Saved?) {
         if exists { return (try load(), nil) }
-        let flash = Flash.firstBoot(lock: lock ?? .random())
+        let flash = Flash.firstBoot(lock: lock)
         return (flash, try save(flash))
     }
 

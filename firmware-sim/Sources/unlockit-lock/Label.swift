@@ -11,7 +11,7 @@ struct Label: ParsableCommand {
     @Option(help: "The lock's state file.")
     var state: String
 
-    @Option(help: "The device id to use on first boot (default: a random one).")
+    @Option(help: "The device id to use on first boot (default: the factory's, derived from the setup code).")
     var id: String?
 
     @Flag(help: "Print JSON: {\"id\":…,\"setupCode\":…}.")

@@ -17,7 +17,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "A file holding the lock's MQTT password (else UNLOCKIT_LOCK_PASSWORD).")
     var passwordFile: String?
 
-    @Option(help: "The device id to use on first boot (default: a random one).")
+    @Option(help: "The device id to use on first boot (default: the factory's, derived from the setup code).")
     var id: String?
 
     @Flag(help: "Start in pairing mode, as if the button were held at power-on.")
