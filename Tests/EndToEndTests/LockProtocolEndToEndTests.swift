@@ -481,16 +481,7 @@ struct LockProtocolEndToEndTests {
 
             // Once the registration has lapsed, the owner's registration takes the lock over.
             try await Task.sleep(for: .seconds(lapse + 0.5))
-            let taken = try await register()
-            #expect(taken.status == 201, "\(taken)")
-            let password = try #require((taken.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
-            try await lock.start(broker: site.brokerURL, password: password, pairing: true)
-            try await site.waitUntilOnline(lock.id)
-            let activated = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
-            #expect(activated.status == 200, "\(activated)")
-            try await site.authorizeAdmin()
-            let opened = try await site.unlock(lock.id)
-            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            try await site.activateAndOpen(lock, registered: try await register())
             #expect(try await lock.stats()["openings"] == 1)
 
             // The squatter's broker password opens no connection; its lock is gone and its log says so.
@@ -579,16 +570,7 @@ struct LockProtocolEndToEndTests {
             #expect(try await register(squatter, room: squatterRoom, code: nil).code == "setup_code_required")
             #expect(try await register(squatter, room: squatterRoom, code: standIn.setupCode).code == "setup_code_mismatch")
 
-            let registered = try await register(site.admin, room: site.roomID, code: lock.setupCode)
-            #expect(registered.status == 201, "\(registered)")
-            let password = try #require((registered.json["mqtt"] as? [String: any Sendable])?["password"] as? String)
-            try await lock.start(broker: site.brokerURL, password: password, pairing: true)
-            try await site.waitUntilOnline(lock.id)
-            let activated = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
-            #expect(activated.status == 200, "\(activated)")
-            try await site.authorizeAdmin()
-            let opened = try await site.unlock(lock.id)
-            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            try await site.activateAndOpen(lock, registered: try await register(site.admin, room: site.roomID, code: lock.setupCode))
             #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).code == "lock_not_found")
             await lock.stop()
         }

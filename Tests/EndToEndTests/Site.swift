@@ -64,6 +64,21 @@ struct Site {
         return (lock, password)
     }
 
+    /// Starts `lock`, registered by `reply`, in pairing mode, activates it with its setup code, and
+    /// opens it once as the site's admin.
+    func activateAndOpen(_ lock: TestLock, registered reply: APIClient.Reply) async throws {
+        guard reply.status == 201, let password = (reply.json["mqtt"] as? [String: any Sendable])?["password"] as? String else {
+            throw HarnessError("register: \(reply)")
+        }
+        try await lock.start(broker: brokerURL, password: password, pairing: true)
+        try await waitUntilOnline(lock.id)
+        let activated = try await api.post("/api/v1/locks/\(lock.id)/activate", token: admin, ["setupCode": lock.setupCode])
+        guard activated.status == 200 else { throw HarnessError("activate: \(activated)") }
+        try await authorizeAdmin()
+        let opened = try await unlock(lock.id)
+        guard opened.status == 200, opened.json["granted"] as? Bool == true else { throw HarnessError("unlock: \(opened)") }
+    }
+
     func waitUntilOnline(_ id: String, _ online: Bool = true, timeout: Duration = .seconds(10)) async throws {
         try await Network.waitUntil("\(id) online=\(online)", timeout: timeout) {
             (try await api.get("/api/v1/locks/\(id)", token: admin).json["online"] as? Bool) == online

@@ -8,13 +8,19 @@ import UnlockITCore
 /// A device id the factory derived from the lock's setup code (``FactoryID``) is registered and
 /// activated only with that code: whoever has only seen the id on a lock cannot take it.
 @Suite struct FactoryIDTests {
-    @Test("A factory device id is registered only with the setup code it was made from; any other id needs none")
-    func registrationNeedsTheCode() async throws {
+    /// A company's signed-in admin and a room, over a broker that makes every account.
+    static func withAdmin(_ body: @escaping @Sendable (API, String, String) async throws -> Void) async throws {
         let harness = try Harness()
         let (accounts, _) = AgreeableBroker.make()
         try await harness.run(over: try harness.services(accounts: accounts)) { api in
             let admin = try await api.company("Alpha")
-            let room = try await api.createRoom(admin, "Lab")
+            try await body(api, admin, try await api.createRoom(admin, "Lab"))
+        }
+    }
+
+    @Test("A factory device id is registered only with the setup code it was made from; any other id needs none")
+    func registrationNeedsTheCode() async throws {
+        try await Self.withAdmin { api, admin, room in
             let code = SetupCode.random()
             let id = FactoryID.of(code).rawValue
             func register(_ id: String, _ setupCode: String?) async throws -> API.Reply {
@@ -43,11 +49,7 @@ import UnlockITCore
 
     @Test("Activating a factory device id with another lock's code is refused before the lock is asked, and audited")
     func activationChecksTheCodeFirst() async throws {
-        let harness = try Harness()
-        let (accounts, _) = AgreeableBroker.make()
-        try await harness.run(over: try harness.services(accounts: accounts)) { api in
-            let admin = try await api.company("Alpha")
-            let room = try await api.createRoom(admin, "Lab")
+        try await Self.withAdmin { api, admin, room in
             let code = SetupCode.random()
             let id = FactoryID.of(code).rawValue
             #expect(
