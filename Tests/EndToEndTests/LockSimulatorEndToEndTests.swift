@@ -1,6 +1,8 @@
 import Foundation
+import LockProtocol
 import SiteHarness
 import Testing
+import UnlockITCore
 
 /// The simulator's own commands as a device's owner uses them, on real processes.
 @Suite(.timeLimit(.minutes(10)))
@@ -39,6 +41,22 @@ struct LockSimulatorEndToEndTests {
         let reset = try await simulator(["reset", "--state", lock.statePath])
         #expect(reset.status == 0, "\(reset)")
         #expect(try deviceKey() != key)
+    }
+
+    @Test("A new lock's device id is the factory's, made from its setup code; one of that form given with --id is refused")
+    func aFactoryIDComesFromTheSetupCode() async throws {
+        let directory = try TemporaryDirectory("simulator")
+        defer { directory.remove() }
+        let lock = try await TestLock(directory: directory.path, name: "factory")
+        #expect(FactoryID.matches(try #require(LockID(lock.id)), try #require(SetupCode(lock.setupCode))), "\(lock.id)")
+        // Another lock's factory id given with --id would not match the new lock's own code.
+        let twin = try ChildProcess(
+            try Binaries.path("unlockit-lock"), ["label", "--state", "\(directory.path)/twin.json", "--id", lock.id], name: "twin",
+            separateErrors: true)
+        #expect(try await twin.waitForExit() != 0)
+        try await Task.sleep(for: .milliseconds(20))  // the readers' last lines
+        #expect(twin.errors.joined().contains("has the form of a factory id"), "\(twin.errors)")
+        #expect(!FileManager.default.fileExists(atPath: "\(directory.path)/twin.json"))
     }
 
     @Test("The pairing button is ignored by an activated lock, and its start-up line says so")

@@ -71,18 +71,22 @@ import UnlockITCore
     @Test func aFactoryIDIsDerivedFromItsSetupCode() throws {
         let code = try #require(SetupCode("7KQ2-M9XD-4RTA-WZ3C"))
         #expect(code.bytes == Hex.decode("3cee2a27ad2634ae7c6c"))
-        let id = FactoryID.of(code)
-        #expect(id.rawValue == "lock-36b8c92b2853b8bce7f0")
+        let id = FactoryID.of(code, salt: try #require(Hex.decode("5e1f0a9c3b27")))
+        #expect(id.rawValue == "lock-5e1f0a9c3b273c81f4503c9286ce8adf")
         #expect(id.hasFactoryForm && FactoryID.matches(id, code))
-        // Another code, or an id one digit off, does not match.
+        // Another code, the same tag under another salt, or an id one digit off, does not match.
         #expect(!FactoryID.matches(id, try #require(SetupCode("7KQ2-M9XD-4RTA-WZ3D"))))
-        #expect(!FactoryID.matches(try #require(LockID("lock-36b8c92b2853b8bce7f1")), code))
-        // Only `lock-` and exactly 20 lowercase hex digits has the form.
+        #expect(!FactoryID.matches(try #require(LockID("lock-5e1f0a9c3b283c81f4503c9286ce8adf")), code))
+        #expect(!FactoryID.matches(try #require(LockID("lock-5e1f0a9c3b273c81f4503c9286ce8ade")), code))
+        // Only `lock-` and exactly 32 lowercase hex digits has the form.
         for other in [
-            "lock-36b8c92b2853b8bce7f", "lock-36b8c92b2853b8bce7f00", "lock-36b8c92b2853b8bce7fg", "door-36b8c92b2853b8bce7f0", "lock-3f9a0c1b7d2e",
+            "lock-5e1f0a9c3b273c81f4503c9286ce8ad", "lock-5e1f0a9c3b273c81f4503c9286ce8adf0", "lock-5e1f0a9c3b273c81f4503c9286ce8adg",
+            "door-5e1f0a9c3b273c81f4503c9286ce8adf", "lock-3f9a0c1b7d2e",
         ] {
             #expect(try #require(LockID(other)).hasFactoryForm == false, "\(other)")
         }
+        // Each new lock has a salt of its own: one code gives different ids.
+        #expect(FactoryID.of(code) != FactoryID.of(code))
         // A fresh code's id is a factory id of its code.
         let fresh = SetupCode.random()
         #expect(FactoryID.matches(FactoryID.of(fresh), fresh))

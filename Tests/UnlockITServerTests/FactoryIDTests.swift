@@ -64,4 +64,36 @@ import UnlockITCore
             #expect(reasons.sorted() == ["broker_unavailable", "setup_code_mismatch"])
         }
     }
+
+    @Test("Whoever lacks its code learns nothing of who holds a factory id, and spends no budget; its own company needs the code again too")
+    func theCodeComesBeforeEverything() async throws {
+        let harness = try Harness { $0.takenLockIDsPerDay = 1 }
+        let (accounts, _) = AgreeableBroker.make()
+        try await harness.run(over: try harness.services(accounts: accounts)) { api in
+            let alpha = try await api.company("Alpha")
+            let beta = try await api.company("Beta")
+            let alphaRoom = try await api.createRoom(alpha, "Lab")
+            let betaRoom = try await api.createRoom(beta, "Hall")
+            let code = SetupCode.random()
+            let id = FactoryID.of(code).rawValue
+            func register(_ admin: String, _ room: String, _ setupCode: SetupCode?) async throws -> API.Reply {
+                var body: [String: any Sendable] = ["id": id, "name": "Door", "roomId": room]
+                if let setupCode { body["setupCode"] = setupCode.formatted }
+                return try await api.post("/api/v1/locks", admin, body)
+            }
+            #expect(try await register(beta, betaRoom, code).status == 201)
+            // Without the code, Alpha is told what anyone would be, however often; the budget of one stays.
+            for _ in 1...3 {
+                #expect(try await register(alpha, alphaRoom, nil).code == "setup_code_required")
+                #expect(try await register(alpha, alphaRoom, SetupCode.random()).code == "setup_code_mismatch")
+            }
+            #expect(try await register(alpha, alphaRoom, code).code == "lock_id_taken")
+            #expect(try await register(alpha, alphaRoom, code).code == "too_many_taken_lock_ids")
+
+            // Beta retires it and registers it again: with the code only.
+            #expect(try await api.post("/api/v1/locks/\(id)/retire", beta).status == 200)
+            #expect(try await register(beta, betaRoom, nil).code == "setup_code_required")
+            #expect(try await register(beta, betaRoom, code).status == 201)
+        }
+    }
 }

@@ -72,6 +72,13 @@ func parseLockID(_ text: String?) throws -> LockID? {
     guard let lock = LockID(text) else {
         throw ValidationError("\"\(text)\" is not a lock id: 3–64 lowercase letters, digits and hyphens.")
     }
+    // Such an id comes from the setup code, made at first boot: one given here would not match it,
+    // and the server would never register the lock.
+    guard !lock.hasFactoryForm else {
+        throw ValidationError(
+            "\"\(text)\" has the form of a factory id (lock- and 32 hex digits), which comes from the setup code; leave --id out, or choose another id."
+        )
+    }
     return lock
 }
 
