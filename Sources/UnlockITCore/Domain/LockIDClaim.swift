@@ -2,12 +2,13 @@ import Foundation
 
 /// What of a lock decides whether it keeps its device id from a registration by a company.
 ///
-/// A device id is whatever an admin types in, and anyone who sees a lock can read the one on its
-/// label: a registration proves nothing. An activation proves that the company knows the lock's
-/// setup code. So a lock of another company keeps its id while it is active, or while a pairing
-/// that got as far as its key is unfinished; otherwise only until its hold is older than the lapse
-/// (``isKept(from:lapsedBefore:)``), and then any company may register the id. Someone who
-/// registers first the id on another company's lock therefore cannot keep it from its owner for
+/// Anyone who sees a lock can read the device id on its label. A registration of a factory id
+/// (``LockID/hasFactoryForm``) needs the lock's setup code; of any other id, nothing. An activation
+/// proves that the lock that answered was made with the code the admin typed (for a factory id,
+/// that id's code). So a lock of another company keeps its id while it is active, or while a
+/// pairing that got as far as its key is unfinished; otherwise only until its hold is older than
+/// the lapse (``isKept(from:lapsedBefore:)``), and then any company may register the id. A
+/// registration made first and left unactivated therefore cannot keep an id from its owner for
 /// good, and a company that retired a lock lets its id go to whoever has the device next.
 public struct LockIDClaim: Sendable, Equatable {
     public var companyID: CompanyID

@@ -135,7 +135,7 @@ struct LocksController {
             refusal: APIError.tooManyTakenLockIDs)
     }
 
-    /// Another company's lock whose hold on the id has lapsed goes first (``Store/releaseLapsedLock(_:for:lapsedBefore:at:)``),
+    /// Another company's lock whose hold on the id has lapsed goes first (``Store/releaseLapsedLock(_:for:lapsedBefore:at:checking:)``),
     /// then the broker account is made, then the lock and its audit event are written in one
     /// transaction: no lock without its event, and none whose broker password exists nowhere.
     private func register(_ id: LockID, name: String, room roomID: RoomID, by identity: Identity) async throws -> EditedResponse<Registered> {
