@@ -68,12 +68,8 @@ import UnlockITCore
     @Test("Whoever lacks its code learns nothing of who holds a factory id, and spends no budget; its own company needs the code again too")
     func theCodeComesBeforeEverything() async throws {
         let harness = try Harness { $0.takenLockIDsPerDay = 1 }
-        let (accounts, _) = AgreeableBroker.make()
-        try await harness.run(over: try harness.services(accounts: accounts)) { api in
-            let alpha = try await api.company("Alpha")
-            let beta = try await api.company("Beta")
-            let alphaRoom = try await api.createRoom(alpha, "Lab")
-            let betaRoom = try await api.createRoom(beta, "Hall")
+        try await harness.runWithTwoCompanies { api, site, _ throws in
+            let (alpha, beta, alphaRoom, betaRoom) = (site.alpha, site.beta, site.alphaRoom, site.betaRoom)
             let code = SetupCode.random()
             let id = FactoryID.of(code).rawValue
             func register(_ admin: String, _ room: String, _ setupCode: SetupCode?) async throws -> API.Reply {

@@ -20,12 +20,8 @@ import UnlockITStore
             $0.lockIDLapse = Self.lapse
             $0.takenLockIDsPerDay = 3
         }
-        let (accounts, broker) = AgreeableBroker.make()
-        try await harness.run(over: try harness.services(accounts: accounts)) { api in
-            let owner = try await api.company("Alpha")
-            let squatter = try await api.company("Beta")
-            let ownerRoom = try await api.createRoom(owner, "Lab")
-            let squatterRoom = try await api.createRoom(squatter, "Hall")
+        try await harness.runWithTwoCompanies { api, site, broker in
+            let (owner, squatter, ownerRoom, squatterRoom) = (site.alpha, site.beta, site.alphaRoom, site.betaRoom)
             func register(_ admin: String, _ room: String, id: String = "lock-label", name: String = "Door") async throws -> API.Reply {
                 try await api.post("/api/v1/locks", admin, ["id": id, "name": name, "roomId": room])
             }
@@ -111,12 +107,8 @@ import UnlockITStore
     @Test("Retiring a lock never activated and registering it again does not restart its hold")
     func retiringAndRegisteringAgainKeepsTheLapse() async throws {
         let harness = try Harness { $0.lockIDLapse = Self.lapse }
-        let (accounts, _) = AgreeableBroker.make()
-        try await harness.run(over: try harness.services(accounts: accounts)) { api in
-            let owner = try await api.company("Alpha")
-            let squatter = try await api.company("Beta")
-            let ownerRoom = try await api.createRoom(owner, "Lab")
-            let squatterRoom = try await api.createRoom(squatter, "Hall")
+        try await harness.runWithTwoCompanies { api, site, _ in
+            let (owner, squatter, ownerRoom, squatterRoom) = (site.alpha, site.beta, site.alphaRoom, site.betaRoom)
             #expect(try await api.post("/api/v1/locks", squatter, ["id": "lock-label", "name": "Door", "roomId": squatterRoom]).status == 201)
             harness.clock.advance(TimeInterval(Self.lapse - 1))
             #expect(try await api.post("/api/v1/locks/lock-label/retire", squatter).status == 200)

@@ -114,12 +114,8 @@ import UnlockITCore
     @Test("Other companies' lock ids count against the asking company's budget; its own never do")
     func lockIDsRationedPerCompany() async throws {
         let harness = try Harness { $0.takenLockIDsPerDay = 2 }
-        let (accounts, _) = AgreeableBroker.make()
-        try await harness.run(over: try harness.services(accounts: accounts)) { api in
-            let alpha = try await api.company("Alpha")
-            let beta = try await api.company("Beta")
-            let alphaRoom = try await api.createRoom(alpha, "Lab")
-            let betaRoom = try await api.createRoom(beta, "Hall")
+        try await harness.runWithTwoCompanies { api, site, _ in
+            let (alpha, beta, alphaRoom, betaRoom) = (site.alpha, site.beta, site.alphaRoom, site.betaRoom)
             func register(_ admin: String, _ id: String, _ room: String) async throws -> API.Reply {
                 try await api.post("/api/v1/locks", admin, ["id": id, "name": "Door", "roomId": room])
             }
