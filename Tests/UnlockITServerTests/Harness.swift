@@ -133,8 +133,9 @@ struct Harness {
             clientLimiter: RateLimiter(perMinute: configuration.signInsPerClientPerMinute),
             unlockLimiter: RateLimiter(perMinute: configuration.unlocksPerUserPerMinute),
             deniedUnlockLimiter: DeniedUnlockLimiter(perMinute: configuration.deniedUnlocksPerMinute),
-            takenEmailLimiter: TakenNameLimiter(perDay: configuration.takenEmailsPerDay),
-            takenLockIDLimiter: TakenNameLimiter(perDay: configuration.takenLockIDsPerDay),
+            takenEmailLimiter: CompanyDailyBudget(perDay: configuration.takenEmailsPerDay),
+            takenLockIDLimiter: CompanyDailyBudget(perDay: configuration.takenLockIDsPerDay),
+            wrongSetupCodeLimiter: CompanyDailyBudget(perDay: configuration.wrongSetupCodesPerDay),
             lockIDLapse: configuration.lockIDLapse, trustedProxies: [],
             oidc: OIDCVerifier(issuers: [], clock: clock.serverClock, logger: Self.logger), tokenLifetime: 3600, gateway: link.gateway,
             accounts: accounts ?? link.accounts, sealer: KeySealer(masterKey: masterKey), metrics: ServerMetrics(), logger: Self.logger, brokerURL: ""

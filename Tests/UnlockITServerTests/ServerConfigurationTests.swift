@@ -73,16 +73,37 @@ import UnlockITCore
         #expect(picked.httpPort == 0 && picked.operationsPort == 0)
     }
 
-    @Test("The budget of other companies' lock ids is read from the file and the environment, and must be positive")
-    func theTakenLockIDBudget() throws {
-        #expect(try ServerConfiguration.load(file: nil, environment: [:]).takenLockIDsPerDay == 20)
-        #expect(try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY": "5"]).takenLockIDsPerDay == 5)
-        #expect {
-            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY": "0"])
-        } throws: { "\($0)".contains("taken lock ids per day must be 1–1000000") }
-        let (folder, file) = try Self.settingsFile(#"{"takenLockIDsPerDay":7}"#)
+    /// A company's daily budget (``CompanyDailyBudget``) as the configuration names it.
+    struct DailyBudget: Sendable, CustomTestStringConvertible {
+        let key: String
+        let variable: String
+        let defaultValue: Int
+        let refusal: String
+        let value: @Sendable (ServerConfiguration) -> Int
+        var testDescription: String { key }
+    }
+
+    static let dailyBudgets = [
+        DailyBudget(
+            key: "takenLockIDsPerDay", variable: "UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY", defaultValue: 20,
+            refusal: "taken lock ids per day must be 1–1000000", value: { $0.takenLockIDsPerDay }),
+        DailyBudget(
+            key: "wrongSetupCodesPerDay", variable: "UNLOCKIT_WRONG_SETUP_CODES_PER_DAY", defaultValue: 50,
+            refusal: "wrong setup codes per day must be 1–1000000", value: { $0.wrongSetupCodesPerDay }),
+    ]
+
+    @Test("A company's daily budget is read from the file and the environment, and must be 1 to a million", arguments: dailyBudgets)
+    func aDailyBudget(_ budget: DailyBudget) throws {
+        #expect(budget.value(try ServerConfiguration.load(file: nil, environment: [:])) == budget.defaultValue)
+        #expect(budget.value(try ServerConfiguration.load(file: nil, environment: [budget.variable: "5"])) == 5)
+        for refused in ["0", "1000001"] {
+            #expect {
+                try ServerConfiguration.load(file: nil, environment: [budget.variable: refused])
+            } throws: { "\($0)".contains(budget.refusal) }
+        }
+        let (folder, file) = try Self.settingsFile(#"{"\#(budget.key)":7}"#)
         defer { folder.remove() }
-        #expect(try ServerConfiguration.load(file: file, environment: [:]).takenLockIDsPerDay == 7)
+        #expect(budget.value(try ServerConfiguration.load(file: file, environment: [:])) == 7)
     }
 
     @Test("How long a lock not in service keeps its device id is a day unless the file or the environment says otherwise, 1 s to 365 days")

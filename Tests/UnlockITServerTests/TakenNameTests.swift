@@ -11,7 +11,7 @@ import UnlockITCore
 /// other companies' people use, nor registering locks a way to learn which devices they bought.
 @Suite struct TakenNameTests {
     @Test func theLimiterCountsADayAndAnOverrunUsesItAllUp() {
-        let limiter = TakenNameLimiter(perDay: 3)
+        let limiter = CompanyDailyBudget(perDay: 3)
         let company = CompanyID.generate()
         let other = CompanyID.generate()
         let start = Date(timeIntervalSince1970: 1_800_000_000)
@@ -22,10 +22,10 @@ import UnlockITCore
         // Full: paused until the oldest counted answer is a day old; the other company is not.
         #expect(limiter.wait(for: company, now: start.addingTimeInterval(3600)) == .seconds(23 * 3600))
         #expect(limiter.wait(for: other, now: start) == nil)
-        #expect(limiter.wait(for: company, now: start.addingTimeInterval(TakenNameLimiter.window)) == nil)
+        #expect(limiter.wait(for: company, now: start.addingTimeInterval(CompanyDailyBudget.window)) == nil)
         // A day later two have expired; asking about five at once overruns what is left and uses it up,
         // so the company waits for the oldest remaining one to be a day old.
-        let later = start.addingTimeInterval(TakenNameLimiter.window)
+        let later = start.addingTimeInterval(CompanyDailyBudget.window)
         #expect(!limiter.count(5, for: company, now: later))
         #expect(limiter.wait(for: company, now: later) == .seconds(3600))
         #expect(!limiter.count(1, for: company, now: later.addingTimeInterval(1800)))
@@ -40,11 +40,11 @@ import UnlockITCore
             id: UserID.generate(), companyID: CompanyID.generate(), email: "admin@alpha.test", name: "Admin", role: .admin, securityLevel: 0,
             enabled: true, mustChangePassword: false, createdAt: start, updatedAt: start)
         let refusal = { (wait: Duration) in APIError.tooManyTakenLockIDs(retryAfter: wait) }
-        func count(_ limiter: TakenNameLimiter, _ foreign: Int, at now: Date) throws {
+        func count(_ limiter: CompanyDailyBudget, _ foreign: Int, at now: Date) throws {
             try limiter.requireOpen(for: admin.companyID, now: now, refusal: refusal)
             try limiter.count(foreign, by: admin, now: now, logger: logger, warning: "paused", refusal: refusal)
         }
-        let limiter = TakenNameLimiter(perDay: 2)
+        let limiter = CompanyDailyBudget(perDay: 2)
         try count(limiter, 0, at: start)
         try count(limiter, 1, at: start)
         #expect(lines.written.isEmpty)
@@ -56,7 +56,7 @@ import UnlockITCore
         #expect(throws: APIError.self) { try count(limiter, 0, at: start) }
         #expect(lines.written.count == 1)
         // An overrun spends it too, and is refused.
-        let other = TakenNameLimiter(perDay: 2)
+        let other = CompanyDailyBudget(perDay: 2)
         #expect(throws: APIError.self) { try count(other, 3, at: start) }
         #expect(lines.written.count == 2)
     }
@@ -101,7 +101,7 @@ import UnlockITCore
             #expect(try await create(beta, "a1@alpha.test").code == "email_taken")
 
             // A day later Alpha may go on; an import that finds more than is left learns only that.
-            harness.clock.advance(TakenNameLimiter.window)
+            harness.clock.advance(CompanyDailyBudget.window)
             let alphaAgain = try await api.session("admin@alpha.test", "a brand new password")  // the old session expired
             #expect(try await create(alphaAgain, "new2@alpha.test").status == 201)
             let overrun = try await importRows(alphaAgain, ["b1@beta.test", "b2@beta.test", "b3@beta.test", "b4@beta.test"])
@@ -141,7 +141,7 @@ import UnlockITCore
             #expect(try await register(beta, "lock-alpha", betaRoom).code == "lock_id_taken")
 
             // A day later Alpha may register again.
-            harness.clock.advance(TakenNameLimiter.window)
+            harness.clock.advance(CompanyDailyBudget.window)
             let alphaAgain = try await api.session("admin@alpha.test", "a brand new password")  // the old session expired
             #expect(try await register(alphaAgain, "lock-alpha-2", alphaRoom).status == 201)
         }

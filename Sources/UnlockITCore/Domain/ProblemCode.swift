@@ -59,6 +59,8 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case tooManyUnlocks = "too_many_unlocks"
     case tooManyTakenEmails = "too_many_taken_emails"
     case tooManyTakenLockIDs = "too_many_taken_lock_ids"
+    /// A company's admins gave too many wrong setup codes in a day (registering and activating locks).
+    case tooManyWrongSetupCodes = "too_many_wrong_setup_codes"
     // The server (500)
     case internalError = "internal_error"
 }

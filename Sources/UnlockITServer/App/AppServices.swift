@@ -14,8 +14,10 @@ struct AppServices: Sendable {
     let unlockLimiter: RateLimiter<UserID>
     let deniedUnlockLimiter: DeniedUnlockLimiter
     /// Email addresses and lock device ids of other companies each company is told of.
-    let takenEmailLimiter: TakenNameLimiter
-    let takenLockIDLimiter: TakenNameLimiter
+    let takenEmailLimiter: CompanyDailyBudget
+    let takenLockIDLimiter: CompanyDailyBudget
+    /// Wrong setup codes each company's admins give, registering factory device ids and activating locks.
+    let wrongSetupCodeLimiter: CompanyDailyBudget
     /// Seconds a lock not in service keeps its device id from other companies (``ServerConfiguration/lockIDLapse``).
     let lockIDLapse: Int
     /// Canonical addresses (``ClientAddress/canonical(_:)``) of the trusted reverse proxies.

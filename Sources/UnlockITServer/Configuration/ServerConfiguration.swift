@@ -57,12 +57,16 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var unlocksPerUserPerMinute = 60
     /// Email addresses in use by other companies that one company's admins may be told of in a day
     /// (creating, importing or renaming users); beyond that such requests are answered 429
-    /// `too_many_taken_emails` (``TakenNameLimiter``).
+    /// `too_many_taken_emails` (``CompanyDailyBudget``).
     public var takenEmailsPerDay = 20
     /// Lock device ids registered by other companies that one company's admins may be told of in a
     /// day (registering locks); beyond that registrations are answered 429 `too_many_taken_lock_ids`
-    /// (``TakenNameLimiter``).
+    /// (``CompanyDailyBudget``).
     public var takenLockIDsPerDay = 20
+    /// Wrong setup codes one company's admins may give in a day, registering factory device ids and
+    /// activating locks; beyond that both are answered 429 `too_many_wrong_setup_codes`
+    /// (``CompanyDailyBudget``). Each wrong code is an audit event.
+    public var wrongSetupCodesPerDay = 50
     /// Seconds a lock not in service (registered and never activated, or retired) keeps its device id
     /// from other companies; after that, another company may register the id, and the lock goes to
     /// it (``LockIDClaim``). A registration proves nothing, so one made first by someone who only
@@ -188,6 +192,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var unlocksPerUserPerMinute: Int?
         var takenEmailsPerDay: Int?
         var takenLockIDsPerDay: Int?
+        var wrongSetupCodesPerDay: Int?
         var lockIDLapse: Int?
         var trustedProxies: [String]?
         var oidcIssuers: [OIDCIssuer]?
@@ -198,7 +203,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             "masterKeyFile", "tokenLifetime", "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout",
             "httpRequestTimeout", "httpConnectionsPerClient", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
             "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "takenEmailsPerDay", "takenLockIDsPerDay",
-            "lockIDLapse", "trustedProxies", "oidcIssuers", "logLevel",
+            "wrongSetupCodesPerDay", "lockIDLapse", "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
 
@@ -241,6 +246,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         unlocksPerUserPerMinute = settings.unlocksPerUserPerMinute ?? unlocksPerUserPerMinute
         takenEmailsPerDay = settings.takenEmailsPerDay ?? takenEmailsPerDay
         takenLockIDsPerDay = settings.takenLockIDsPerDay ?? takenLockIDsPerDay
+        wrongSetupCodesPerDay = settings.wrongSetupCodesPerDay ?? wrongSetupCodesPerDay
         lockIDLapse = settings.lockIDLapse ?? lockIDLapse
         trustedProxies = settings.trustedProxies ?? trustedProxies
         oidcIssuers = settings.oidcIssuers ?? oidcIssuers
@@ -277,6 +283,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         unlocksPerUserPerMinute = try int("UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE") ?? unlocksPerUserPerMinute
         takenEmailsPerDay = try int("UNLOCKIT_TAKEN_EMAILS_PER_DAY") ?? takenEmailsPerDay
         takenLockIDsPerDay = try int("UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY") ?? takenLockIDsPerDay
+        wrongSetupCodesPerDay = try int("UNLOCKIT_WRONG_SETUP_CODES_PER_DAY") ?? wrongSetupCodesPerDay
         lockIDLapse = try int("UNLOCKIT_LOCK_ID_LAPSE") ?? lockIDLapse
         httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
         httpRequestTimeout = try int("UNLOCKIT_HTTP_REQUEST_TIMEOUT") ?? httpRequestTimeout
@@ -350,6 +357,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         guard (1...1_000_000).contains(takenLockIDsPerDay) else {
             throw ConfigurationError("taken lock ids per day must be 1–1000000")
+        }
+        guard (1...1_000_000).contains(wrongSetupCodesPerDay) else {
+            throw ConfigurationError("wrong setup codes per day must be 1–1000000")
         }
         guard (1...365 * 86400).contains(lockIDLapse) else {
             throw ConfigurationError("the lock id lapse must be 1 s to 365 days")

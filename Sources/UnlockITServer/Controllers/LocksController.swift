@@ -86,8 +86,9 @@ struct LocksController {
         }
         guard let name = Validation.name(body.name) else { throw APIError.invalidField("name", "1–100 characters") }
         guard let roomID = RoomID(body.roomId) else { throw APIError.invalidID("roomId") }
-        try Self.requireProof(of: id, body.setupCode)
+        let setupCode = try body.setupCode.map(Self.setupCode)
         guard try await services.store.room(roomID, in: admin.companyID) != nil else { throw APIError.notFound(.roomNotFound) }
+        try await requireProof(of: id, setupCode, room: roomID, by: admin)
 
         // Another company's device id (or one of this company's in use) answers at once, not after
         // waiting behind a change of that lock. Checked again in the turn.
@@ -96,26 +97,52 @@ struct LocksController {
     }
 
     /// A factory device id (``LockID/hasFactoryForm``) is registered only with the setup code it was
-    /// derived from: whoever read the id on a lock cannot take it. Any other id can be checked
-    /// against nothing; a code given with it is checked for its form only. No read of the database.
-    private static func requireProof(of id: LockID, _ text: String?) throws {
-        let setupCode = try text.map { text in
-            guard let code = SetupCode(text) else { throw invalidSetupCode }
-            return code
-        }
+    /// derived from: whoever read the id on a lock cannot take it. A wrong code is audited and counts
+    /// against the company's budget (``countWrongSetupCode(by:)``), checked first. Any other id can
+    /// be checked against nothing; a code given with it was checked for its form only. No read of
+    /// the lock's holder: whoever lacks the code learns nothing of it.
+    private func requireProof(of id: LockID, _ setupCode: SetupCode?, room: RoomID, by admin: User) async throws {
         guard id.hasFactoryForm else { return }
         guard let setupCode else {
             throw APIError(
                 .badRequest, code: .setupCodeRequired, title: "A factory device id needs its setup code",
                 detail: "Give the setup code on the lock's label with the device id.")
         }
-        guard FactoryID.matches(id, setupCode) else { throw problem(for: .setupCodeMismatch) }
+        try requireSetupCodeChecks(for: admin)
+        guard FactoryID.matches(id, setupCode) else {
+            try await services.store.append(
+                services.audit(
+                    .registerLock, by: admin, company: admin.companyID, outcome: .denied, reason: .setupCodeMismatch, lock: id, room: room))
+            try countWrongSetupCode(by: admin)
+            throw Self.problem(for: .setupCodeMismatch)
+        }
     }
 
-    static let invalidSetupCode = APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
+    static func setupCode(_ text: String) throws -> SetupCode {
+        guard let code = SetupCode(text) else {
+            throw APIError.invalidField("setupCode", "a setup code is 16 characters such as 7KQ2-M9XD-4RTA-WZ3C")
+        }
+        return code
+    }
+
+    /// 429 `too_many_wrong_setup_codes` while the company's admins have given too many wrong setup
+    /// codes in the last day: no code of theirs is checked then, right or wrong.
+    private func requireSetupCodeChecks(for admin: User) throws {
+        try services.wrongSetupCodeLimiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyWrongSetupCodes)
+    }
+
+    /// Counts a wrong setup code, its audit event written, against the company's budget
+    /// (``CompanyDailyBudget``); throws 429 once it does not fit. Whoever has read a lock's label
+    /// tries codes only so often, and the operator is told when a company's admins run out.
+    private func countWrongSetupCode(by admin: User) throws {
+        try services.wrongSetupCodeLimiter.count(
+            1, by: admin, now: services.clock.now(), logger: services.logger,
+            warning: "a company's admins gave too many wrong setup codes; their registrations of factory ids and activations are paused",
+            refusal: APIError.tooManyWrongSetupCodes)
+    }
 
     /// ``StoreError/lockIDTaken`` when a lock has the device id, within the company's budget for ids
-    /// of other companies (``TakenNameLimiter``): over it, every registration of the company is
+    /// of other companies (``CompanyDailyBudget``): over it, every registration of the company is
     /// answered 429 whatever the id, and tells nothing of it.
     private func requireFree(_ id: LockID, for admin: User) async throws {
         let limiter = services.takenLockIDLimiter
@@ -223,8 +250,9 @@ struct LocksController {
         let id = try Self.lockID(context)
         let body = try await request.decodeStrict(Activate.self, context: context)
         // The body's own check first: it needs no read of the database.
-        guard let setupCode = SetupCode(body.setupCode) else { throw Self.invalidSetupCode }
+        let setupCode = try Self.setupCode(body.setupCode)
         try await requireOwnLock(id, of: admin)
+        try requireSetupCodeChecks(for: admin)
         // In the lock's turn: a registration by another company, once this one has lapsed, must not
         // replace the broker account of a lock that is being activated meanwhile (nor have its own
         // undone, and the account with it, when the activation commits first).
@@ -240,6 +268,8 @@ struct LocksController {
                 services.audit(
                     .activateLock, by: admin, company: admin.companyID, outcome: outcome, reason: failure.auditReason, lock: id,
                     room: lock.roomID))
+            // The server's check or the lock's: either tells a wrong code from the right one.
+            if failure == .setupCodeMismatch { try countWrongSetupCode(by: admin) }
             throw Self.problem(for: failure)
         }
         // A factory device id names its setup code: a code of another lock is refused here, as the

@@ -119,7 +119,7 @@ struct UsersController {
     }
 
     /// Which of `emails` are in use by a user other than `except`, within the company's budget for
-    /// addresses of other companies (``TakenNameLimiter``): a request over it is answered 429 and
+    /// addresses of other companies (``CompanyDailyBudget``): a request over it is answered 429 and
     /// tells nothing of the addresses.
     private func taken(_ emails: [String], by admin: User, except: UserID? = nil) async throws -> Set<String> {
         let limiter = services.takenEmailLimiter

@@ -132,6 +132,13 @@ extension APIError {
             detail: "Registering locks is paused for this company. Wait before trying again.", retryAfter: wait)
     }
 
+    static func tooManyWrongSetupCodes(retryAfter wait: Duration) -> APIError {
+        tooMany(
+            .tooManyWrongSetupCodes, title: "Too many wrong setup codes",
+            detail: "Registering factory device ids and activating locks is paused for this company. Wait before trying again.",
+            retryAfter: wait)
+    }
+
     /// 429 with `Retry-After` in whole seconds, rounded up, at least one.
     private static func tooMany(_ code: ProblemCode, title: String, detail: String, retryAfter wait: Duration) -> APIError {
         var error = APIError(.tooManyRequests, code: code, title: title, detail: detail)

@@ -3,8 +3,9 @@ import Logging
 import Synchronization
 import UnlockITCore
 
-/// How many names in use by *other* companies one company's admins may run into in a day: email
-/// addresses, and lock device ids (one limiter each).
+/// How many answers of one kind one company's admins may be given in a day, counted per company
+/// over a sliding day: device ids and email addresses found in use by other companies (one budget
+/// each), and wrong setup codes.
 ///
 /// An email address signs its user in and a device id names a lock's broker account, so each is
 /// unique across every company, and an admin who creates, imports or renames a user, or registers a
@@ -13,12 +14,15 @@ import UnlockITCore
 /// people have, which devices it bought (an import checks up to 10,000 addresses in one request, a
 /// dry run without changing anything). So each such answer about another company's name counts
 /// against the asking company's budget (its own names never count: its admins can list them
-/// anyway). Once `perDay` have been counted within a day, every request of the company that checks a
-/// name of that kind is answered 429 (`too_many_taken_emails`, `too_many_taken_lock_ids`), whatever
-/// the names, until the oldest of those answers is a day old: an answer that depended on the names
-/// would go on telling them apart. A request that finds more than is left of the budget uses it all
-/// up and learns only that.
-final class TakenNameLimiter: Sendable {
+/// anyway). A setup code is checked against a factory device id, or by the lock, and each wrong one
+/// counts in the same way: whoever read a label's id must not be able to try codes without end.
+///
+/// Once `perDay` have been counted within a day, every request of the company that would be given
+/// such an answer is answered 429 (`too_many_taken_emails`, `too_many_taken_lock_ids`,
+/// `too_many_wrong_setup_codes`), whatever it asks, until the oldest of those answers is a day old:
+/// an answer that depended on the request would go on telling names (or codes) apart. A request
+/// that finds more than is left of the budget uses it all up and learns only that.
+final class CompanyDailyBudget: Sendable {
     static let window: TimeInterval = 24 * 60 * 60
 
     private let perDay: Int
@@ -29,7 +33,7 @@ final class TakenNameLimiter: Sendable {
         self.perDay = perDay
     }
 
-    /// `nil` when the company's admins may check names now; otherwise how long until they may.
+    /// `nil` when the company's admins may be given such answers now; otherwise how long until they may.
     func wait(for company: CompanyID, now: Date) -> Duration? {
         records.withLock { records in
             guard let recent = records[company], recent.count >= perDay else { return nil }
@@ -39,8 +43,8 @@ final class TakenNameLimiter: Sendable {
         }
     }
 
-    /// Counts `count` names found in use by other companies. Returns false when they do not all fit
-    /// in what is left of the budget; the budget is then used up.
+    /// Counts `count` answers (names found in use by other companies, wrong codes). Returns false
+    /// when they do not all fit in what is left of the budget; the budget is then used up.
     func count(_ count: Int, for company: CompanyID, now: Date) -> Bool {
         guard count > 0 else { return true }
         return records.withLock { records in
@@ -52,17 +56,17 @@ final class TakenNameLimiter: Sendable {
         }
     }
 
-    /// Throws `refusal` while the company's admins may not be told of names of this kind.
+    /// Throws `refusal` while the company's admins may not be given answers of this kind.
     func requireOpen(for company: CompanyID, now: Date, refusal: (Duration) -> APIError) throws {
         if let wait = wait(for: company, now: now) { throw refusal(wait) }
     }
 
-    /// Counts `foreign` names `admin` found in use by other companies, and throws `refusal` when they
-    /// do not all fit in what is left. The request that spends the budget, fitting or not, logs
+    /// Counts `answers` given to `admin` (names in use by other companies, wrong codes), and throws
+    /// `refusal` when they do not all fit in what is left. The request that spends the budget, fitting or not, logs
     /// `warning` with the company and the admin: the operator learns of the pause when it begins.
-    func count(_ foreign: Int, by admin: User, now: Date, logger: Logger, warning: Logger.Message, refusal: (Duration) -> APIError) throws {
-        guard foreign > 0 else { return }
-        let fits = count(foreign, for: admin.companyID, now: now)
+    func count(_ answers: Int, by admin: User, now: Date, logger: Logger, warning: Logger.Message, refusal: (Duration) -> APIError) throws {
+        guard answers > 0 else { return }
+        let fits = count(answers, for: admin.companyID, now: now)
         let wait = self.wait(for: admin.companyID, now: now)
         if wait != nil { logger.warning(warning, metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"]) }
         if !fits { throw refusal(wait ?? .seconds(Self.window)) }
