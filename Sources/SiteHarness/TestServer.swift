@@ -80,14 +80,18 @@ public final class TestServer: Sendable {
 
     /// `unlockit-server bootstrap`: creates a company and its admin; returns the initial password.
     public func bootstrap(company: String, adminEmail: String) async throws -> String {
-        let bootstrap = try ChildProcess(
-            try Binaries.path("unlockit-server"), ["bootstrap", "--company", company, "--admin-email", adminEmail], environment: environment,
-            name: "bootstrap")
-        guard try await bootstrap.waitForExit() == 0,
-            let line = bootstrap.output.first(where: { $0.hasPrefix("Initial password") }),
-            let password = line.split(separator: " ").last
-        else { throw HarnessError("bootstrap failed: \(bootstrap.output)") }
+        let (status, output) = try await command(["bootstrap", "--company", company, "--admin-email", adminEmail])
+        guard status == 0, let line = output.first(where: { $0.hasPrefix("Initial password") }), let password = line.split(separator: " ").last
+        else { throw HarnessError("bootstrap failed: \(output)") }
         return String(password)
+    }
+
+    /// Runs `unlockit-server` with `arguments` on this server's settings (an operator's command on
+    /// the server host), and returns its exit status and its output (stdout and stderr together).
+    public func command(_ arguments: [String]) async throws -> (status: Int32, output: [String]) {
+        let process = try ChildProcess(try Binaries.path("unlockit-server"), arguments, environment: environment, name: arguments.first ?? "command")
+        let status = try await process.waitForExit()
+        return (status, process.output)
     }
 
     /// Bootstraps a company and returns a signed-in admin token (the first-login change done).

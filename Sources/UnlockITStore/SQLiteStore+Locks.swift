@@ -20,13 +20,31 @@ extension SQLiteStore {
             guard !existing.claim.isKept(from: company, lapsedBefore: lapsedBefore) else { throw StoreError.lockIDTaken }
             // The company's own retired lock is taken over by ``createLock(_:checking:audit:)``, which keeps its life in one row.
             guard existing.companyId != company.rawValue else { return false }
-            try existing.delete(db)
-            try self.insertAudit(
-                AuditEvent(
-                    companyID: CompanyID(unchecked: existing.companyId), at: at, actorID: nil, action: .releaseLock, lockID: id,
-                    roomID: existing.roomId.map(RoomID.init(unchecked:)), outcome: .success, reason: AuditReason.registeredElsewhere.rawValue), db)
+            try release(id, existing, reason: .registeredElsewhere, at: at, db)
             return true
         }
+    }
+
+    public func lockOfAnyCompany(_ id: LockID) async throws -> Lock? {
+        try read { db in try LockRecord.fetchOne(db, key: id.rawValue)?.lock }
+    }
+
+    public func releaseLock(_ id: LockID, at: Date) async throws -> Lock? {
+        try await auditedWrite { db in
+            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue) else { return nil }
+            try release(id, existing, reason: .releasedByOperator, at: at, db)
+            return existing.lock
+        }
+    }
+
+    /// Deletes lock `id`'s row, with a `release_lock` event of no actor in its company's log.
+    private func release(_ id: LockID, _ existing: LockRecord, reason: AuditReason, at: Date, _ db: Database) throws {
+        try existing.delete(db)
+        try self.insertAudit(
+            AuditEvent(
+                companyID: CompanyID(unchecked: existing.companyId), at: at, actorID: nil, action: .releaseLock,
+                lockID: id, roomID: existing.roomId.map(RoomID.init(unchecked:)), outcome: .success,
+                reason: reason.rawValue), db)
     }
 
     public func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws {

@@ -12,7 +12,7 @@ struct UnlockITServerCommand: AsyncParsableCommand {
             Settings come from an optional JSON file (--config) and UNLOCKIT_* environment variables; \
             see docs/operations.md.
             """,
-        subcommands: [Serve.self, Bootstrap.self, BrokerSetupCommand.self])
+        subcommands: [Serve.self, Bootstrap.self, BrokerSetupCommand.self, ReleaseLockCommand.self])
 }
 
 /// `--config`, shared by the commands that read the server's settings.

@@ -505,6 +505,58 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A made-up id held for good by a stand-in's activation goes to its owner once the operator releases it, with the running server")
+    func theOperatorReleasesADisputedDeviceID() async throws {
+        try await Site.with { site in
+            let squatter = try await site.server.adminSession(company: "Squatter", email: "admin@squatter.test")
+            let squatterRoom = try #require(
+                try await site.api.post("/api/v1/rooms", token: squatter, ["name": "Hall", "type": "office"]).string("id"))
+            // The squatter registers the id on the site's label, and activates a stand-in it made with a code of its own.
+            let lock = try await TestLock(id: "lock-disputed", directory: site.directory.path)
+            let standInFolder = "\(site.directory.path)/stand-in"
+            try FileManager.default.createDirectory(atPath: standInFolder, withIntermediateDirectories: true)
+            let standIn = try await TestLock(id: lock.id, directory: standInFolder)
+            let squatted = try await site.api.post("/api/v1/locks", token: squatter, ["id": lock.id, "name": "Mine", "roomId": squatterRoom])
+            let squatterPassword = try #require((squatted.json["mqtt"] as? [String: any Sendable])?["password"] as? String, "\(squatted)")
+            _ = try await standIn.start(broker: site.brokerURL, password: squatterPassword, pairing: true)
+            try await site.waitUntilOnline(lock.id, token: squatter)
+            let activated = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: squatter, ["setupCode": standIn.setupCode])
+            #expect(activated.status == 200, "\(activated)")
+            let register: @Sendable () async throws -> APIClient.Reply = {
+                try await site.api.post("/api/v1/locks", token: site.admin, ["id": lock.id, "name": "Lab door", "roomId": site.roomID])
+            }
+            #expect(try await register().code == "lock_id_taken")
+
+            // Without --yes the operator is shown the holder, and nothing changes.
+            let shown = try await site.server.command(["release-lock", lock.id])
+            #expect(shown.status == 0, "\(shown.output)")
+            let holder = shown.output.joined(separator: "\n")
+            #expect(holder.contains(#""Squatter""#) && holder.contains("active since") && holder.contains("--yes"), "\(holder)")
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).status == 200)
+            #expect(try await register().code == "lock_id_taken")
+
+            // With --yes, while the server runs: the squatter's lock is gone, and its log says why.
+            let released = try await site.server.command(["release-lock", lock.id, "--yes"])
+            #expect(released.status == 0 && released.output.contains { $0.hasPrefix("Released: \(lock.id)") }, "\(released.output)")
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).code == "lock_not_found")
+            let events = try #require(
+                try await site.api.get("/api/v1/audit?action=release_lock", token: squatter).json["items"] as? [[String: any Sendable]])
+            #expect(events.count == 1 && events.first?["reason"] as? String == "released_by_operator", "\(events)")
+            #expect(events.first?["actorId"] == nil && events.first?["roomId"] as? String == squatterRoom, "\(events)")
+
+            // The owner registers its device (the stand-in loses its broker account), pairs it and opens.
+            try await site.activateAndOpen(lock, registered: try await register())
+            #expect(try await lock.stats()["openings"] == 1)
+            #expect(try await standIn.stats()["openings"] == 0)
+
+            // An id no lock has: said, and a failure.
+            let missing = try await site.server.command(["release-lock", "lock-nobody", "--yes"])
+            #expect(missing.status != 0 && missing.output.contains("No lock has the device id lock-nobody."), "\(missing.output)")
+            await standIn.stop()
+            await lock.stop()
+        }
+    }
+
     @Test("An activation takes the lock's turn: another company's registration after the lapse waits for it, then finds the id kept")
     func aLapsedRegistrationBeingActivatedIsNotTakenOver() async throws {
         let lapse = 1.0

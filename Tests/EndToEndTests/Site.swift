@@ -79,9 +79,10 @@ struct Site {
         guard opened.status == 200, opened.json["granted"] as? Bool == true else { throw HarnessError("unlock: \(opened)") }
     }
 
-    func waitUntilOnline(_ id: String, _ online: Bool = true, timeout: Duration = .seconds(10)) async throws {
+    /// Waits until the lock of `id` (the site's, or that of the company `token` signs in to) is online, or offline.
+    func waitUntilOnline(_ id: String, _ online: Bool = true, token: String? = nil, timeout: Duration = .seconds(10)) async throws {
         try await Network.waitUntil("\(id) online=\(online)", timeout: timeout) {
-            (try await api.get("/api/v1/locks/\(id)", token: admin).json["online"] as? Bool) == online
+            (try await api.get("/api/v1/locks/\(id)", token: token ?? admin).json["online"] as? Bool) == online
         }
     }
 

@@ -27,6 +27,8 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case setupCodeMismatch = "setup_code_mismatch"
     /// A lock's hold on its device id lapsed, and another company registered the id (``AuditAction/releaseLock``).
     case registeredElsewhere = "registered_elsewhere"
+    /// The server's operator released the lock's device id (``AuditAction/releaseLock``, `unlockit-server release-lock`).
+    case releasedByOperator = "released_by_operator"
     // Sign-in and passwords
     case password
     case oidc

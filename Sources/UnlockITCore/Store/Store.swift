@@ -68,6 +68,14 @@ public protocol Store: Sendable {
     /// when a lock keeps it; `false` when there is nothing to release. Only while `admin` still is one
     /// (``AdminCheck``).
     func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date, checking admin: AdminCheck?) async throws -> Bool
+    /// The lock of this device id, whichever company's: the operator's view, before
+    /// ``releaseLock(_:at:)``.
+    func lockOfAnyCompany(_ id: LockID) async throws -> Lock?
+    /// The operator's way out of a dispute over a device id (`unlockit-server release-lock`): the
+    /// lock of `id`, whichever company's and whatever its state, is deleted, with a
+    /// ``AuditAction/releaseLock`` event, reason ``AuditReason/releasedByOperator`` and no actor, in
+    /// its company's log. Returns the lock released, or `nil` when no lock has the id.
+    func releaseLock(_ id: LockID, at: Date) async throws -> Lock?
     /// Adds a registered lock with its audit event, in one transaction, once its broker account exists
     /// (``StoreError/lockIDTaken``, ``StoreError/notFound`` for a room not in the lock's company). A
     /// retired lock of the same id and company is registered anew: its row takes the new lock's name,
