@@ -126,7 +126,7 @@ struct Harness {
     func services(accounts: BrokerAccounts? = nil) throws -> AppServices {
         let link = try BrokerLink(
             address: .init(host: "127.0.0.1", port: 1), username: "u", password: "p", store: store, unlockTimeout: .seconds(1),
-            metrics: ServerMetrics(), logger: Self.logger)
+            metrics: ServerMetrics(), logger: Self.logger, clock: clock.serverClock)
         return AppServices(
             store: store, clock: clock.serverClock, hasher: PasswordHasher(cost: configuration.bcryptCost, concurrency: 1),
             signInLimiter: SignInLimiter(perHour: 100, lockoutThreshold: 5, lockoutSeconds: 60),

@@ -507,6 +507,21 @@ import UnlockITCore
         #expect(link.commands.isEmpty)
     }
 
+    @Test("Presence is dated by the server's clock, the one locks are registered by")
+    func presenceFollowsTheServersClock() {
+        let clock = TestClock()
+        let gateway = LockGateway(
+            link: FakeLink(), timeout: .seconds(1), metrics: ServerMetrics(), logger: Logger(label: "test"), clock: clock.serverClock)
+        gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: true, activated: true).encoded()))
+        #expect(gateway.presence(of: lock)?.lastSeen == clock.now)
+        clock.advance(60)
+        answer(gateway, from: lock, .state(.locked))
+        #expect(gateway.takePresenceChanges().map(\.lastSeen) == [clock.now])
+        clock.advance(60)
+        gateway.brokerDisconnected(lock)
+        #expect(gateway.presence(of: lock)?.lastSeen == clock.now && gateway.presence(of: lock)?.online == false)
+    }
+
     @Test func malformedEventsAreCountedAndDropped() async throws {
         let metrics = ServerMetrics()
         let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: Logger(label: "test"))

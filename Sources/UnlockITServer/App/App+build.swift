@@ -52,7 +52,8 @@ public enum UnlockITApp {
         let address = try configuration.brokerAddress()
         let link = try BrokerLink(
             address: address, username: configuration.mqttUsername, password: try configuration.resolvedMQTTPassword(), store: parts.store,
-            unlockTimeout: .milliseconds(Int64(configuration.unlockTimeout * 1000)), metrics: parts.metrics, logger: parts.logger)
+            unlockTimeout: .milliseconds(Int64(configuration.unlockTimeout * 1000)), metrics: parts.metrics, logger: parts.logger,
+            clock: parts.clock)
         let services = AppServices(
             store: parts.store, clock: parts.clock,
             hasher: PasswordHasher(

@@ -21,7 +21,7 @@ public final class BrokerLink: Service, Sendable {
 
     public init(
         address: BrokerAddress, username: String, password: String, store: any Store, unlockTimeout: Duration, metrics: ServerMetrics,
-        logger: Logger
+        logger: Logger, clock: ServerClock = .system
     ) throws {
         let configuration = MQTTClientConfiguration(
             host: address.host, port: address.port,
@@ -41,7 +41,8 @@ public final class BrokerLink: Service, Sendable {
         client = try MQTTClient(
             configuration: configuration, delivery: .handler { router.route($0) }, logger: logger,
             onConnectionEvent: { router.connectionChanged($0) })
-        gateway = LockGateway(link: client, timeout: unlockTimeout, metrics: metrics, logger: logger, isReady: { readyFlag.value })
+        gateway = LockGateway(
+            link: client, timeout: unlockTimeout, metrics: metrics, logger: logger, clock: clock, isReady: { readyFlag.value })
         accounts = BrokerAccounts(link: client, logger: logger)
         router.attach(
             gateway: gateway, accounts: accounts,

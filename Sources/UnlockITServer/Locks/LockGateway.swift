@@ -80,10 +80,16 @@ public final class LockGateway: Sendable {
     /// given the server's account its role (``BrokerLink``); before, the broker drops its commands.
     private let isReady: @Sendable () -> Bool
 
+    /// Dates presence (``LockPresence/lastSeen``): the clock the controllers date locks by, so that
+    /// a presence is compared with a lock's registration on one time line (``Store/recordPresence(_:)``).
+    private let clock: ServerClock
+
     public init(
-        link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger, isReady: @escaping @Sendable () -> Bool = { true }
+        link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger, clock: ServerClock = .system,
+        isReady: @escaping @Sendable () -> Bool = { true }
     ) {
         self.link = link
+        self.clock = clock
         self.isReady = isReady
         self.timeout = timeout
         self.metrics = metrics
@@ -103,7 +109,7 @@ public final class LockGateway: Sendable {
     /// that the retained status does not say online to whoever reads it next (this server, after a
     /// restart or a reconnect, among them).
     public func brokerDisconnected(_ lock: LockID) {
-        took(lock, online: false, changed: presence.disconnected(lock, now: Date()))
+        took(lock, online: false, changed: presence.disconnected(lock, now: clock.now()))
         retainStatus(of: lock, LockStatus(online: false).encoded())
     }
 
@@ -111,7 +117,7 @@ public final class LockGateway: Sendable {
     /// Its waiting exchanges end as offline, and its retained status is cleared (an empty retained
     /// message), since the lock will never write one again.
     public func retired(_ lock: LockID) {
-        took(lock, online: false, changed: presence.disconnected(lock, now: Date()))
+        took(lock, online: false, changed: presence.disconnected(lock, now: clock.now()))
         presenceLines.forget(lock)
         retainStatus(of: lock, [])
     }
@@ -378,7 +384,7 @@ public final class LockGateway: Sendable {
     /// Handles a message from a lock's `evt` or `status` topic.
     public func handle(_ message: MQTTMessage) {
         guard let (lock, kind) = Topics.parse(message.topic) else { return }
-        let now = Date()
+        let now = clock.now()
         switch kind {
         case .status:
             // An empty retained message only clears the topic.
@@ -436,7 +442,7 @@ public final class LockGateway: Sendable {
     }
 
     /// Presence changes to persist (see ``PresenceTracker/takeChanges(now:)``).
-    func takePresenceChanges() -> [LockPresence] { presence.takeChanges(now: Date()) }
+    func takePresenceChanges() -> [LockPresence] { presence.takeChanges(now: clock.now()) }
 }
 
 /// An unlock's hold on its lock, passed on exactly once.
