@@ -37,6 +37,16 @@ import Testing
             #expect(try await operations.get("/api/v1/users", token: site.admin).status == 404)
             #expect(try await site.api.get("/api/v1/openapi.json").status == 200)
 
+            // Each listener's requests are counted apart: the API's no-route probes are not the scraper's.
+            let counted = try await operations.get("/metrics").text.split(separator: "\n").filter {
+                $0.hasPrefix("unlockit_http_requests_total{") && $0.contains(#"route="NotFound""#) && $0.contains(#"status="404""#)
+            }
+            for (listener, method, count) in [("api", "GET", 4), ("api", "HEAD", 2), ("operations", "POST", 1), ("operations", "GET", 2)] {
+                let line = counted.first { $0.contains(#"listener="\#(listener)""#) && $0.contains(#"method="\#(method)""#) }
+                #expect(line?.hasSuffix(" \(count)") == true, "\(listener) \(method): \(counted)")
+            }
+            #expect(try await operations.get("/metrics").text.contains(#"listener="operations",method="GET",route="/metrics",status="200""#))
+
             // The server's log names both addresses.
             let listening = site.server.process.output.filter { $0.contains("unlockit-server listening") }
             #expect(listening.contains { $0.contains("listener=api") && $0.contains(":\(site.server.port)") }, "\(listening)")

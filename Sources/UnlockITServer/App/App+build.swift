@@ -110,14 +110,14 @@ public enum UnlockITApp {
     static func buildOperationsRouter(
         services: AppServices, brokerReady: @escaping @Sendable () -> Bool, shutdown: ShutdownState = ShutdownState()
     ) -> Router<AppContext> {
-        let router = baseRouter(services: services)
+        let router = baseRouter(services: services, listener: .operations)
         OperationsController(services: services, brokerReady: brokerReady, shutdown: shutdown).addRoutes(to: router)
         return finished(router)
     }
 
     /// The API's routes, under `/api/v1`.
     static func buildRouter(services: AppServices) -> Router<AppContext> {
-        let router = baseRouter(services: services)
+        let router = baseRouter(services: services, listener: .api)
         OpenAPIDocumentController().addRoutes(to: router)
 
         let api = router.group("api/v1").add(
@@ -151,10 +151,10 @@ public enum UnlockITApp {
     /// A router with what every listener's answers have: HEAD wherever GET is (RFC 9110 §9.3.2; a load
     /// balancer's health check may use it), `Cache-Control: no-store` outermost so that problem
     /// answers are not cached either, and problem+json for every error.
-    private static func baseRouter(services: AppServices) -> Router<AppContext> {
+    private static func baseRouter(services: AppServices, listener: Listener) -> Router<AppContext> {
         let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: NoStoreMiddleware())
-        router.add(middleware: ProblemMiddleware(metrics: services.metrics))
+        router.add(middleware: ProblemMiddleware(metrics: services.metrics, listener: listener))
         return router
     }
 

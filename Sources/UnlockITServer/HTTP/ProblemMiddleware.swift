@@ -5,10 +5,11 @@ import NIOCore
 import UnlockITCore
 
 /// Turns every failure into problem+json (never a stack trace, never a bare 500 for bad input) and
-/// records each request in the metrics by its route pattern.
+/// records each request in the metrics by its listener and route pattern.
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = AppContext
     let metrics: ServerMetrics
+    let listener: UnlockITApp.Listener
 
     func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -20,7 +21,7 @@ struct ProblemMiddleware: RouterMiddleware {
             response = try problem.response(from: request, context: context)
         }
         metrics.request(
-            method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: response.status.code,
+            listener: listener.rawValue, method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: response.status.code,
             duration: start.duration(to: .now))
         return response
     }

@@ -10,9 +10,10 @@ import Synchronization
 public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
-    /// One counter per method, route pattern and status. Keyed by the three as they are: a key
-    /// string interpolated for every request cost more than the count itself.
+    /// One counter per listener, method, route pattern and status. Keyed by the four as they are: a
+    /// key string interpolated for every request cost more than the count itself.
     private struct RequestKey: Hashable {
+        let listener: String
         let method: String
         let route: String
         let status: Int
@@ -44,14 +45,16 @@ public final class ServerMetrics: Sendable {
         unexpectedMessages = CoreMetrics.Counter(label: "unlockit_mqtt_unexpected_messages_total", factory: factory)
     }
 
-    /// One HTTP request; `route` is the matched route pattern, never the raw path (it may hold ids).
-    func request(method: String, route: String, status: Int, duration: Duration) {
-        let key = RequestKey(method: method, route: route, status: status)
+    /// One HTTP request to `listener` (`api` or `operations`); `route` is the matched route pattern,
+    /// never the raw path (it may hold ids). The listener tells apart the requests no route matched:
+    /// probes of the API's address, which faces the world, from a scraper's mistakes.
+    func request(listener: String, method: String, route: String, status: Int, duration: Duration) {
+        let key = RequestKey(listener: listener, method: method, route: route, status: status)
         let counter = requestCounters.withLock { counters in
             if let counter = counters[key] { return counter }
             let counter = CoreMetrics.Counter(
-                label: "unlockit_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))],
-                factory: factory)
+                label: "unlockit_http_requests_total",
+                dimensions: [("listener", listener), ("method", method), ("route", route), ("status", String(status))], factory: factory)
             counters[key] = counter
             return counter
         }
