@@ -7,8 +7,9 @@ import UnlockITCore
 @testable import UnlockITServer
 
 /// A wrong setup code, registering a factory device id or activating a lock, is audited and counts
-/// against its company's budget (``ServerConfiguration/wrongSetupCodesPerDay``): whoever read a
-/// lock's label tries codes only so often, and the company's log shows every try.
+/// against its company's budget (``ServerConfiguration/wrongSetupCodesPerDay``): the server answers
+/// guesses only so often (whoever has a factory id can test guesses offline; its 80 bits are what
+/// protect it), the company's log shows every one, and the operator hears of a company out of budget.
 @Suite struct WrongSetupCodeTests {
     @Test("Wrong setup codes are audited and rationed per company, at registration and at activation; right and missing ones are not counted")
     func wrongCodesAreRationed() async throws {
@@ -71,6 +72,28 @@ import UnlockITCore
             harness.clock.advance(CompanyDailyBudget.window)
             let alphaAgain = try await api.session("admin@alpha.test", "a brand new password")  // the old session expired
             #expect(try await register(alphaAgain, alphaRoom, frontID, front.formatted).status == 201)
+        }
+    }
+
+    @Test("Of many wrong codes at once, only as many as the budget has left are checked and audited; the rest are refused unchecked")
+    func aBurstOfGuessesIsCheckedOnlyWithinTheBudget() async throws {
+        let harness = try Harness { $0.wrongSetupCodesPerDay = 3 }
+        try await harness.runWithTwoCompanies { api, site, _ in
+            let id = FactoryID.of(SetupCode.random()).rawValue
+            let codes = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 1...12 {
+                    group.addTask {
+                        try await api.post(
+                            "/api/v1/locks", site.alpha,
+                            ["id": id, "name": "Door", "roomId": site.alphaRoom, "setupCode": SetupCode.random().formatted]
+                        ).code
+                    }
+                }
+                return try await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            #expect(codes.filter { $0 == "setup_code_mismatch" }.count == 3, "\(codes)")
+            #expect(codes.filter { $0 == "too_many_wrong_setup_codes" }.count == 9, "\(codes)")
+            #expect(try await api.get("/api/v1/audit?action=register_lock&outcome=denied", site.alpha).items.count == 3)
         }
     }
 }

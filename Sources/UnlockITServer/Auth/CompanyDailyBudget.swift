@@ -56,6 +56,31 @@ final class CompanyDailyBudget: Sendable {
         }
     }
 
+    /// Takes one answer from the company's budget before it is known whether it counts (whether a
+    /// setup code is wrong), in one step with the check: of many requests at once, only as many as
+    /// are left go ahead, and the rest are refused before they are answered. Returns the taken
+    /// answer's date, for ``giveBack(_:for:)`` once it turns out not to count; throws `refusal` when
+    /// none is left.
+    func take(for company: CompanyID, now: Date, refusal: (Duration) -> APIError) throws -> Date {
+        let taken = records.withLock { records in
+            var recent = records[company, default: []].filter { now.timeIntervalSince($0) < Self.window }
+            defer { records[company] = recent }
+            guard recent.count < perDay else { return false }
+            recent.append(now)
+            return true
+        }
+        guard taken else { throw refusal(wait(for: company, now: now) ?? .seconds(Self.window)) }
+        return now
+    }
+
+    /// Gives back an answer ``take(for:now:refusal:)`` took, which did not count.
+    func giveBack(_ taken: Date, for company: CompanyID) {
+        records.withLock { records in
+            guard let index = records[company]?.lastIndex(of: taken) else { return }
+            records[company]?.remove(at: index)
+        }
+    }
+
     /// Throws `refusal` while the company's admins may not be given answers of this kind.
     func requireOpen(for company: CompanyID, now: Date, refusal: (Duration) -> APIError) throws {
         if let wait = wait(for: company, now: now) { throw refusal(wait) }

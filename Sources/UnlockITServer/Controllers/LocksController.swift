@@ -98,9 +98,9 @@ struct LocksController {
 
     /// A factory device id (``LockID/hasFactoryForm``) is registered only with the setup code it was
     /// derived from: whoever read the id on a lock cannot take it. A wrong code is audited and counts
-    /// against the company's budget (``countWrongSetupCode(by:)``), checked first. Any other id can
-    /// be checked against nothing; a code given with it was checked for its form only. No read of
-    /// the lock's holder: whoever lacks the code learns nothing of it.
+    /// against the company's budget (``takeSetupCodeGuess(by:)``). Any other id can be checked
+    /// against nothing; a code given with it was checked for its form only. No read of the lock's
+    /// holder: whoever lacks the code learns nothing of it.
     private func requireProof(of id: LockID, _ setupCode: SetupCode?, room: RoomID, by admin: User) async throws {
         guard id.hasFactoryForm else { return }
         guard let setupCode else {
@@ -108,14 +108,12 @@ struct LocksController {
                 .badRequest, code: .setupCodeRequired, title: "A factory device id needs its setup code",
                 detail: "Give the setup code on the lock's label with the device id.")
         }
-        try requireSetupCodeChecks(for: admin)
+        let guess = try takeSetupCodeGuess(by: admin)
         guard FactoryID.matches(id, setupCode) else {
-            try await services.store.append(
-                services.audit(
-                    .registerLock, by: admin, company: admin.companyID, outcome: .denied, reason: .setupCodeMismatch, lock: id, room: room))
-            try countWrongSetupCode(by: admin)
+            try await wrongSetupCode(.registerLock, by: admin, lock: id, room: room)
             throw Self.problem(for: .setupCodeMismatch)
         }
+        services.wrongSetupCodeLimiter.giveBack(guess, for: admin.companyID)
     }
 
     static func setupCode(_ text: String) throws -> SetupCode {
@@ -131,14 +129,24 @@ struct LocksController {
         try services.wrongSetupCodeLimiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyWrongSetupCodes)
     }
 
-    /// Counts a wrong setup code, its audit event written, against the company's budget
-    /// (``CompanyDailyBudget``); throws 429 once it does not fit. Whoever has read a lock's label
-    /// tries codes only so often, and the operator is told when a company's admins run out.
-    private func countWrongSetupCode(by admin: User) throws {
-        try services.wrongSetupCodeLimiter.count(
-            1, by: admin, now: services.clock.now(), logger: services.logger,
-            warning: "a company's admins gave too many wrong setup codes; their registrations of factory ids and activations are paused",
-            refusal: APIError.tooManyWrongSetupCodes)
+    /// Takes one wrong setup code from the company's budget (``CompanyDailyBudget``) before a code
+    /// is checked, or throws 429 `too_many_wrong_setup_codes`: of many requests at once, only as
+    /// many as the budget has left learn whether their code is right. Given back when it is right
+    /// (or the check never came).
+    private func takeSetupCodeGuess(by admin: User) throws -> Date {
+        try services.wrongSetupCodeLimiter.take(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyWrongSetupCodes)
+    }
+
+    /// A wrong setup code, its share of the budget taken: audited, denied, with `action`; the request
+    /// that spends the budget tells the operator of the pause.
+    private func wrongSetupCode(_ action: AuditAction, by admin: User, lock: LockID, room: RoomID?) async throws {
+        if services.wrongSetupCodeLimiter.wait(for: admin.companyID, now: services.clock.now()) != nil {
+            services.logger.warning(
+                "a company's admins gave too many wrong setup codes; their registrations of factory ids and activations are paused",
+                metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"])
+        }
+        try await services.store.append(
+            services.audit(action, by: admin, company: admin.companyID, outcome: .denied, reason: .setupCodeMismatch, lock: lock, room: room))
     }
 
     /// ``StoreError/lockIDTaken`` when a lock has the device id, within the company's budget for ids
@@ -262,14 +270,22 @@ struct LocksController {
     private func activate(_ id: LockID, setupCode: SetupCode, by identity: Identity) async throws -> LockResponse {
         let admin = identity.user
         let lock = try await unretiredLock(id, of: admin)
+        // Taken in the turn, before the server's check or the lock's (either tells a wrong code from
+        // the right one), and given back unless the code was wrong.
+        let guess = try takeSetupCodeGuess(by: admin)
+        var wrongCode = false
+        defer { if !wrongCode { services.wrongSetupCodeLimiter.giveBack(guess, for: admin.companyID) } }
         func fail(_ failure: ActivationFailure) async throws -> Never {
+            if failure == .setupCodeMismatch {
+                wrongCode = true
+                try await wrongSetupCode(.activateLock, by: admin, lock: id, room: lock.roomID)
+                throw Self.problem(for: failure)
+            }
             let outcome: AuditOutcome = [.lockOffline, .lockTimeout, .brokerUnavailable].contains(failure) ? .error : .denied
             try await services.store.append(
                 services.audit(
                     .activateLock, by: admin, company: admin.companyID, outcome: outcome, reason: failure.auditReason, lock: id,
                     room: lock.roomID))
-            // The server's check or the lock's: either tells a wrong code from the right one.
-            if failure == .setupCodeMismatch { try countWrongSetupCode(by: admin) }
             throw Self.problem(for: failure)
         }
         // A factory device id names its setup code: a code of another lock is refused here, as the
