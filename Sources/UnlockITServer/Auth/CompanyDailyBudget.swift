@@ -15,7 +15,9 @@ import UnlockITCore
 /// dry run without changing anything). So each such answer about another company's name counts
 /// against the asking company's budget (its own names never count: its admins can list them
 /// anyway). A setup code is checked against a factory device id, or by the lock, and each wrong one
-/// counts in the same way: whoever read a label's id must not be able to try codes without end.
+/// counts in the same way, taken before the code is checked (``take(for:now:refusal:)``): the
+/// server answers guesses only so often, and its audit log does not fill with them. (A factory id
+/// lets whoever has it test guesses offline; the code's 80 bits are what protect it.)
 ///
 /// Once `perDay` have been counted within a day, every request of the company that would be given
 /// such an answer is answered 429 (`too_many_taken_emails`, `too_many_taken_lock_ids`,
