@@ -168,6 +168,15 @@ enum Migrations {
             try db.execute(
                 sql: #"UPDATE "lock" SET heldSince = CASE WHEN retiredAt IS NOT NULL AND activatedAt IS NOT NULL THEN retiredAt ELSE createdAt END"#)
         }
+        migrator.registerMigration("v9: device ids the operator released to a company") { db in
+            // ``SQLiteStore/releaseLock(_:from:reservingFor:at:)``: kept for that company as a
+            // registration not in service would be, for the lapse, counted from `since`.
+            try db.create(table: "lockIDReservation") { t in
+                t.primaryKey("lockId", .text)
+                t.column("companyId", .text).notNull().references("company", onDelete: .cascade)
+                t.column("since", .datetime).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -5,10 +5,25 @@ import UnlockITCore
 extension SQLiteStore {
     public func lockIDHolder(_ id: LockID, for company: CompanyID, lapsedBefore: Date) async throws -> LockIDHolder? {
         try read { db in
-            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue), existing.claim.isKept(from: company, lapsedBefore: lapsedBefore)
-            else { return nil }
+            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue) else {
+                return try Self.reservation(of: id, keepsItFrom: company, lapsedBefore: lapsedBefore, db) ? .otherCompany : nil
+            }
+            guard existing.claim.isKept(from: company, lapsedBefore: lapsedBefore) else { return nil }
             return existing.companyId == company.rawValue ? .sameCompany : .otherCompany
         }
+    }
+
+    /// Whether the operator released `id` to a company other than `company` since `lapsedBefore`
+    /// (``releaseLock(_:from:reservingFor:at:)``).
+    private static func reservation(of id: LockID, keepsItFrom company: CompanyID, lapsedBefore: Date, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: #"SELECT 1 FROM lockIDReservation WHERE lockId = ? AND companyId <> ? AND since > ?"#,
+            arguments: [id.rawValue, company.rawValue, lapsedBefore]) ?? false
+    }
+
+    /// The company the operator released `id` to, however long ago.
+    private static func reservationHolder(of id: LockID, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: #"SELECT companyId FROM lockIDReservation WHERE lockId = ?"#, arguments: [id.rawValue])
     }
 
     public func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date, checking admin: AdminCheck?) async throws
@@ -16,6 +31,10 @@ extension SQLiteStore {
     {
         try await auditedWrite { db in
             if let admin { try Self.require(admin, db) }
+            if try Self.reservation(of: id, keepsItFrom: company, lapsedBefore: lapsedBefore, db) { throw StoreError.lockIDTaken }
+            // Lapsed, when it is another company's.
+            try db.execute(
+                sql: #"DELETE FROM lockIDReservation WHERE lockId = ? AND companyId <> ?"#, arguments: [id.rawValue, company.rawValue])
             guard let existing = try LockRecord.fetchOne(db, key: id.rawValue) else { return false }
             guard !existing.claim.isKept(from: company, lapsedBefore: lapsedBefore) else { throw StoreError.lockIDTaken }
             // The company's own retired lock is taken over by ``createLock(_:checking:audit:)``, which keeps its life in one row.
@@ -25,14 +44,30 @@ extension SQLiteStore {
         }
     }
 
+    /// The lock of this device id, whichever company's: the operator's view, before
+    /// ``releaseLock(_:from:reservingFor:at:)``. Not part of ``Store``: no request of the API reads
+    /// across companies.
     public func lockOfAnyCompany(_ id: LockID) async throws -> Lock? {
         try read { db in try LockRecord.fetchOne(db, key: id.rawValue)?.lock }
     }
 
-    public func releaseLock(_ id: LockID, at: Date) async throws -> Lock? {
+    /// The operator's way out of a dispute over a device id (`unlockit-server release-lock`): the
+    /// lock of `id`, if it is `holder`'s (checked in the transaction: not another lock that took the
+    /// id since the operator looked), whatever its state, is deleted, with a ``AuditAction/releaseLock``
+    /// event, reason ``AuditReason/releasedByOperator`` and no actor, in `holder`'s log. With
+    /// `reservingFor`, the id is kept for that company from other companies (`holder` among them) as
+    /// a registration not in service would be, for the lapse from `at`, until it registers the id.
+    /// Returns the lock released, or `nil` when `holder` has no lock of the id. Not part of
+    /// ``Store``: no request of the API deletes across companies.
+    public func releaseLock(_ id: LockID, from holder: CompanyID, reservingFor company: CompanyID?, at: Date) async throws -> Lock? {
         try await auditedWrite { db in
-            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue) else { return nil }
+            guard let existing = try LockRecord.fetchOne(db, key: id.rawValue), existing.companyId == holder.rawValue else { return nil }
             try release(id, existing, reason: .releasedByOperator, at: at, db)
+            if let company {
+                try db.execute(
+                    sql: #"INSERT OR REPLACE INTO lockIDReservation (lockId, companyId, since) VALUES (?, ?, ?)"#,
+                    arguments: [id.rawValue, company.rawValue, at])
+            }
             return existing.lock
         }
     }
@@ -54,6 +89,12 @@ extension SQLiteStore {
             // Only the company's own retired lock gives its row up here; another's is released first.
             if let existing, existing.companyId != lock.companyID.rawValue || existing.state != LockState.retired.rawValue {
                 throw StoreError.lockIDTaken
+            }
+            // Released by the operator: to another company, kept (its lapse is for releaseLapsedLock
+            // to find); to this one, taken up.
+            if let reserved = try Self.reservationHolder(of: lock.id, db) {
+                guard reserved == lock.companyID.rawValue else { throw StoreError.lockIDTaken }
+                try db.execute(sql: #"DELETE FROM lockIDReservation WHERE lockId = ?"#, arguments: [lock.id.rawValue])
             }
             if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
             // A retired lock's row is taken over whole: no key, pending pairing, presence or date of

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import UnlockITCore
 import UnlockITServer
 import UnlockITStore
@@ -9,12 +10,15 @@ import UnlockITStore
 struct ReleaseLockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "release-lock",
-        abstract: "Release a lock's device id from the company that holds it, so that another company may register it.",
+        abstract: "Release a lock's device id from the company that holds it, to the company that owns the device.",
         discussion: """
-            Run on the server host by an operator, to settle a dispute over a device id. Without --yes it \
-            only shows the lock that holds the id. With --yes that lock is deleted from its company, whatever \
-            its state, and the company's audit log gets a release_lock event with reason released_by_operator. \
-            Its broker account is replaced when the id is registered again. The server may be running.
+            Run on the server host by an operator, to settle a dispute over a device id; the server may be \
+            running. Without --yes it only shows the lock that holds the id, with its company's id. With \
+            --yes and --holder (that company's id, as shown: a lock that took the id since is not touched) the \
+            lock is deleted, whatever its state, the holder's audit log gets a release_lock event with reason \
+            released_by_operator, and the lock's broker account is deleted, which disconnects its device. \
+            With --to, the id is kept for that company (from the holder too) for the lock id lapse, until it \
+            registers the id.
             """)
 
     @OptionGroup var settings: ConfigOptions
@@ -22,23 +26,58 @@ struct ReleaseLockCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The lock's device id.", valueName: "device-id"))
     var deviceID: String
 
+    @Option(help: ArgumentHelp("The id of the company that holds the id (required with --yes).", valueName: "company-id"))
+    var holder: String?
+
+    @Option(help: ArgumentHelp("The id of the company to keep the id for, until it registers it.", valueName: "company-id"))
+    var to: String?
+
     @Flag(help: "Release the id (without it, only show the lock that holds it).")
     var yes = false
 
-    func run() async throws {
-        let configuration = try settings.load()
-        guard let id = LockID(deviceID) else {
+    func validate() throws {
+        guard LockID(deviceID) != nil else {
             throw ValidationError("\"\(deviceID)\" is not a device id (3–64 lowercase letters, digits and hyphens).")
         }
+        if yes && holder == nil { throw ValidationError("--yes needs --holder, the id of the company shown to hold the lock.") }
+        for (name, value) in [("--holder", holder), ("--to", to)] {
+            if let value, CompanyID(value) == nil { throw ValidationError("\(name) \"\(value)\" is not a company id.") }
+        }
+        if let holder, holder == to { throw ValidationError("--to must name another company than --holder.") }
+    }
+
+    func run() async throws {
+        let configuration = try settings.load()
+        let id = LockID(deviceID)!
+        // The server's database, not a new one made where a wrong path points.
+        guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
+            throw Self.failure("There is no database at \(configuration.databasePath).")
+        }
         let store = try SQLiteStore(path: configuration.databasePath)
-        guard let held = try await store.lockOfAnyCompany(id) else { throw Self.noLock(id) }
-        guard yes else {
-            print("\(try await Self.describe(held, store))\nNothing changed. Run again with --yes to release the id.")
+        guard let held = try await store.lockOfAnyCompany(id) else { throw Self.failure("No lock has the device id \(id).") }
+        let recipient = to.flatMap(CompanyID.init)
+        if let recipient, try await store.company(recipient) == nil { throw Self.failure("There is no company \(recipient).") }
+        guard yes, let holder = holder.flatMap(CompanyID.init) else {
+            print("\(try await Self.describe(held, store))\nNothing changed. Run again with --holder \(held.companyID) --yes to release the id.")
             return
         }
-        // Whatever holds the id now, which is what the operator asked to release.
-        guard let released = try await store.releaseLock(id, at: Date()) else { throw Self.noLock(id) }
+        guard let released = try await store.releaseLock(id, from: holder, reservingFor: recipient, at: Date()) else {
+            var nothing = "Nothing changed: company \(holder) holds no lock of the device id \(id)."
+            if let now = try await store.lockOfAnyCompany(id) { nothing += " It is held by: \(try await Self.describe(now, store))" }
+            throw Self.failure(nothing)
+        }
         print("Released: \(try await Self.describe(released, store))")
+        if let recipient { print("The id is kept for company \(recipient) until it registers the id, for \(configuration.lockIDLapse) s at most.") }
+        do {
+            var logger = Logger(label: "unlockit.release-lock")
+            logger.logLevel = .critical
+            try await OperatorBroker.deleteLockAccount(id, configuration: configuration, logger: logger)
+            print("Its broker account is deleted.")
+        } catch {
+            throw Self.failure(
+                "Its broker account could not be deleted (\(error)): a device connected with it stays connected until the id is registered again, which replaces the account."
+            )
+        }
     }
 
     /// The lock's id, name, company and state, with the date it entered that state.
@@ -56,8 +95,9 @@ struct ReleaseLockCommand: AsyncParsableCommand {
             """
     }
 
-    static func noLock(_ id: LockID) -> some Error {
-        FileHandle.standardError.write(Data("No lock has the device id \(id).\n".utf8))
+    /// Says `message` on stderr, and fails the command.
+    static func failure(_ message: String) -> some Error {
+        FileHandle.standardError.write(Data("\(message)\n".utf8))
         return ExitCode.failure
     }
 }

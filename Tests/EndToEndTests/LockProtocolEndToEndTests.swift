@@ -511,6 +511,10 @@ struct LockProtocolEndToEndTests {
             let squatter = try await site.server.adminSession(company: "Squatter", email: "admin@squatter.test")
             let squatterRoom = try #require(
                 try await site.api.post("/api/v1/rooms", token: squatter, ["name": "Hall", "type": "office"]).string("id"))
+            func companyID(_ token: String) async throws -> String {
+                try #require((try await site.api.get("/api/v1/me", token: token).json["company"] as? [String: any Sendable])?["id"] as? String)
+            }
+            let (squatterCompany, siteCompany) = (try await companyID(squatter), try await companyID(site.admin))
             // The squatter registers the id on the site's label, and activates a stand-in it made with a code of its own.
             let lock = try await TestLock(id: "lock-disputed", directory: site.directory.path)
             let standInFolder = "\(site.directory.path)/stand-in"
@@ -522,35 +526,50 @@ struct LockProtocolEndToEndTests {
             try await site.waitUntilOnline(lock.id, token: squatter)
             let activated = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: squatter, ["setupCode": standIn.setupCode])
             #expect(activated.status == 200, "\(activated)")
-            let register: @Sendable () async throws -> APIClient.Reply = {
-                try await site.api.post("/api/v1/locks", token: site.admin, ["id": lock.id, "name": "Lab door", "roomId": site.roomID])
+            let register: @Sendable (String, String) async throws -> APIClient.Reply = { token, room in
+                try await site.api.post("/api/v1/locks", token: token, ["id": lock.id, "name": "Lab door", "roomId": room])
             }
-            #expect(try await register().code == "lock_id_taken")
+            #expect(try await register(site.admin, site.roomID).code == "lock_id_taken")
 
-            // Without --yes the operator is shown the holder, and nothing changes.
+            // Without --yes the operator is shown the holder, with its company's id, and nothing changes;
+            // --yes needs that id, and with another company's nothing changes either.
             let shown = try await site.server.command(["release-lock", lock.id])
-            #expect(shown.status == 0, "\(shown.output)")
             let holder = shown.output.joined(separator: "\n")
-            #expect(holder.contains(#""Squatter""#) && holder.contains("active since") && holder.contains("--yes"), "\(holder)")
+            #expect(shown.status == 0 && holder.contains(#""Squatter""#) && holder.contains("active since"), "\(holder)")
+            #expect(holder.contains("--holder \(squatterCompany) --yes"), "\(holder)")
+            #expect(try await site.server.command(["release-lock", lock.id, "--yes"]).status != 0)
+            let wrongHolder = try await site.server.command(["release-lock", lock.id, "--holder", siteCompany, "--yes"])
+            #expect(wrongHolder.status != 0 && wrongHolder.output.contains { $0.hasPrefix("Nothing changed") }, "\(wrongHolder.output)")
             #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).status == 200)
-            #expect(try await register().code == "lock_id_taken")
+            #expect(try await register(site.admin, site.roomID).code == "lock_id_taken")
 
-            // With --yes, while the server runs: the squatter's lock is gone, and its log says why.
-            let released = try await site.server.command(["release-lock", lock.id, "--yes"])
+            // Released to the site, while the server runs: the squatter's lock is gone, and its log says why.
+            let released = try await site.server.command(["release-lock", lock.id, "--holder", squatterCompany, "--to", siteCompany, "--yes"])
             #expect(released.status == 0 && released.output.contains { $0.hasPrefix("Released: \(lock.id)") }, "\(released.output)")
             #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).code == "lock_not_found")
             let events = try #require(
                 try await site.api.get("/api/v1/audit?action=release_lock", token: squatter).json["items"] as? [[String: any Sendable]])
             #expect(events.count == 1 && events.first?["reason"] as? String == "released_by_operator", "\(events)")
             #expect(events.first?["actorId"] == nil && events.first?["roomId"] as? String == squatterRoom, "\(events)")
+            // Its broker account is gone: the stand-in's password opens no connection any more.
+            await #expect(throws: HarnessError.self, "\(lock.id) kept a broker account") { try await site.broker.dynsec(["getClient", lock.id]) }
+            let refusals = LockedBox<[MQTTConnectionEvent]>([])
+            let old = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: site.broker.port, clientID: "squatter", username: lock.id, password: squatterPassword),
+                onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
+            old.start()
+            try await Network.waitUntil("the squatter's password refused") { refusals.get().contains(.refused(code: 5)) }
+            await old.shutdown()
+            // The id is kept for the site: the squatter cannot register it again first.
+            #expect(try await register(squatter, squatterRoom).code == "lock_id_taken")
 
-            // The owner registers its device (the stand-in loses its broker account), pairs it and opens.
-            try await site.activateAndOpen(lock, registered: try await register())
+            // The site registers its device, pairs it and opens.
+            try await site.activateAndOpen(lock, registered: try await register(site.admin, site.roomID))
             #expect(try await lock.stats()["openings"] == 1)
-            #expect(try await standIn.stats()["openings"] == 0)
 
             // An id no lock has: said, and a failure.
-            let missing = try await site.server.command(["release-lock", "lock-nobody", "--yes"])
+            let missing = try await site.server.command(["release-lock", "lock-nobody"])
             #expect(missing.status != 0 && missing.output.contains("No lock has the device id lock-nobody."), "\(missing.output)")
             await standIn.stop()
             await lock.stop()

@@ -103,7 +103,7 @@ import UnlockITCore
     func gateway(timeout: Duration = .seconds(10), metrics: ServerMetrics = ServerMetrics()) -> (LockGateway, FakeLink) {
         let link = FakeLink()
         link.failsafe()
-        let gateway = LockGateway(link: link, timeout: timeout, metrics: metrics, logger: Logger(label: "test"))
+        let gateway = LockGateway(link: link, timeout: timeout, metrics: metrics, logger: Logger(label: "test"), clock: .system)
         for id in [lock, other] {
             gateway.handle(MQTTMessage(topic: Topics.status(id), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
         }
@@ -498,7 +498,8 @@ import UnlockITCore
 
     @Test func nothingIsSentBeforeTheServersBrokerRoleIsInPlace() async throws {
         let link = FakeLink()
-        let gateway = LockGateway(link: link, timeout: .seconds(1), metrics: ServerMetrics(), logger: Logger(label: "test"), isReady: { false })
+        let gateway = LockGateway(
+            link: link, timeout: .seconds(1), metrics: ServerMetrics(), logger: Logger(label: "test"), clock: .system, isReady: { false })
         gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
         #expect(await gateway.unlock(lock, key: key) == .brokerUnavailable)
         await #expect(throws: ActivationFailure.brokerUnavailable) {
@@ -524,7 +525,7 @@ import UnlockITCore
 
     @Test func malformedEventsAreCountedAndDropped() async throws {
         let metrics = ServerMetrics()
-        let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: Logger(label: "test"))
+        let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: Logger(label: "test"), clock: .system)
         for payload in ["{", "[]", #"{"v":1,"op":"nonce","req":"x","nonce":"00"}"#] {
             gateway.handle(MQTTMessage(topic: Topics.event(lock), payload: Array(payload.utf8)))
         }
@@ -537,7 +538,7 @@ import UnlockITCore
         let lines = LazyMetadataLogHandlerTests.Capture()
         let metrics = ServerMetrics()
         let logger = Logger(label: "test") { StreamLogHandler(label: $0, stream: lines, metadataProvider: nil) }
-        let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: logger)
+        let gateway = LockGateway(link: FakeLink(), timeout: .seconds(1), metrics: metrics, logger: logger, clock: .system)
         for flip in 0..<101 {
             gateway.handle(MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: flip % 2 == 0, activated: true).encoded()))
         }

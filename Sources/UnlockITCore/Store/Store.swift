@@ -59,28 +59,25 @@ public protocol Store: Sendable {
 
     // MARK: Locks
     /// Who keeps `company` from registering a lock of this device id, if anyone: a lock whose
-    /// ``LockIDClaim/isKept(from:lapsedBefore:)``. Device ids are unique across companies, and a
+    /// ``LockIDClaim/isKept(from:lapsedBefore:)``, or, when no lock has it, another company the
+    /// operator released it to since `lapsedBefore`. Device ids are unique across companies, and a
     /// broker account is named after one.
     func lockIDHolder(_ id: LockID, for company: CompanyID, lapsedBefore: Date) async throws -> LockIDHolder?
     /// Frees the id for `company`'s registration: another company's lock that no longer keeps it
     /// (``LockIDClaim``) is deleted, with a ``AuditAction/releaseLock`` event in that company's log
-    /// (no actor: it does not say who took the lock), and `true` returned. ``StoreError/lockIDTaken``
-    /// when a lock keeps it; `false` when there is nothing to release. Only while `admin` still is one
-    /// (``AdminCheck``).
+    /// (no actor: it does not say who took the lock), and `true` returned; so is a lapsed release of
+    /// the id by the operator to another company, without an event. ``StoreError/lockIDTaken`` when a
+    /// lock or such a release keeps it; `false` when there is no lock to release. Only while `admin`
+    /// still is one (``AdminCheck``).
     func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date, checking admin: AdminCheck?) async throws -> Bool
-    /// The lock of this device id, whichever company's: the operator's view, before
-    /// ``releaseLock(_:at:)``.
-    func lockOfAnyCompany(_ id: LockID) async throws -> Lock?
-    /// The operator's way out of a dispute over a device id (`unlockit-server release-lock`): the
-    /// lock of `id`, whichever company's and whatever its state, is deleted, with a
-    /// ``AuditAction/releaseLock`` event, reason ``AuditReason/releasedByOperator`` and no actor, in
-    /// its company's log. Returns the lock released, or `nil` when no lock has the id.
-    func releaseLock(_ id: LockID, at: Date) async throws -> Lock?
     /// Adds a registered lock with its audit event, in one transaction, once its broker account exists
     /// (``StoreError/lockIDTaken``, ``StoreError/notFound`` for a room not in the lock's company). A
     /// retired lock of the same id and company is registered anew: its row takes the new lock's name,
     /// room and dates, and starts without a key, as a new one does. (Its earlier life is in the audit
-    /// log; if it was never activated, it keeps holding the id since its first registration.)
+    /// log; if it was never activated, it keeps holding the id since its first registration.) An id
+    /// the operator released to another company is ``StoreError/lockIDTaken`` until
+    /// ``releaseLapsedLock(_:for:lapsedBefore:at:checking:)`` finds the release lapsed; one released
+    /// to this company is taken up.
     func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws
     func lock(_ id: LockID, in company: CompanyID) async throws -> Lock?
     func locks(in company: CompanyID) async throws -> [Lock]

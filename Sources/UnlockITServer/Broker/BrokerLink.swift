@@ -21,7 +21,7 @@ public final class BrokerLink: Service, Sendable {
 
     public init(
         address: BrokerAddress, username: String, password: String, store: any Store, unlockTimeout: Duration, metrics: ServerMetrics,
-        logger: Logger, clock: ServerClock = .system
+        logger: Logger, clock: ServerClock
     ) throws {
         let configuration = MQTTClientConfiguration(
             host: address.host, port: address.port,

@@ -85,7 +85,7 @@ public final class LockGateway: Sendable {
     private let clock: ServerClock
 
     public init(
-        link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger, clock: ServerClock = .system,
+        link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger, clock: ServerClock,
         isReady: @escaping @Sendable () -> Bool = { true }
     ) {
         self.link = link

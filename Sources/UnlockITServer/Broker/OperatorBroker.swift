@@ -1,0 +1,41 @@
+import Foundation
+import Logging
+import MQTT
+import Synchronization
+import UnlockITCore
+
+/// The server's broker account, used by an operator's command on the server host for one change of
+/// a lock's account, on a connection of its own beside the running server's (another client id).
+public enum OperatorBroker {
+    /// Deletes the broker account of lock `id` (already gone is as good as deleted), which
+    /// disconnects a device connected with it at once: `unlockit-server release-lock`.
+    public static func deleteLockAccount(_ id: LockID, configuration: ServerConfiguration, logger: Logger) async throws {
+        let address = try configuration.brokerAddress()
+        let accounts = Mutex<BrokerAccounts?>(nil)
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(
+                host: address.host, port: address.port, clientID: "unlockit-operator-\(UUID().uuidString.prefix(8).lowercased())",
+                username: configuration.mqttUsername, password: try configuration.resolvedMQTTPassword(), keepAlive: 5, cleanSession: true,
+                subscriptions: [BrokerAccounts.responseTopic], subscriptionQoS: .atMostOnce),
+            delivery: .handler { message in accounts.withLock { $0 }?.handle(message) }, logger: logger)
+        let commands = BrokerAccounts(link: client, logger: logger)
+        accounts.withLock { $0 = commands }
+        client.start()
+        do {
+            // The subscription goes out with the connection, ahead of the command: the broker handles a
+            // client's packets in order, so the answer finds it.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !client.isConnected {
+                guard ContinuousClock.now < deadline else {
+                    throw BrokerAccounts.AccountError.brokerUnavailable
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await commands.deleteLockAccount(id)
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+        await client.shutdown()
+    }
+}

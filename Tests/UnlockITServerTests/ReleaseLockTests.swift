@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import Testing
+import UnlockITCore
+import UnlockITStore
+
+@testable import UnlockITServer
+
+/// The operator's release of a disputed device id (``SQLiteStore/releaseLock(_:from:reservingFor:at:)``,
+/// `unlockit-server release-lock`): only the holder named loses its lock, and an id released to a
+/// company is kept for it, as a registration not in service would be, until it registers the id.
+@Suite struct ReleaseLockTests {
+    static let lapse = 3600
+
+    @Test("Released to a company, an id is kept from every other (its holder too) for the lapse, then free; the company takes it up")
+    func anIDReleasedToACompanyIsKeptForIt() async throws {
+        let harness = try Harness { $0.lockIDLapse = Self.lapse }
+        try await harness.runWithTwoCompanies { api, site, _ in
+            func company(_ token: String) async throws -> CompanyID {
+                try #require((try await api.get("/api/v1/me", token).json["company"] as? [String: any Sendable])?["id"] as? String).flatMap(
+                    CompanyID.init)!
+            }
+            let (alpha, beta) = (try await company(site.alpha), try await company(site.beta))
+            func register(_ token: String, _ room: String, _ id: String) async throws -> API.Reply {
+                try await api.post("/api/v1/locks", token, ["id": id, "name": "Door", "roomId": room])
+            }
+            func reservations() throws -> Int {
+                try DatabaseQueue(path: harness.configuration.databasePath).read { db in
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM lockIDReservation") ?? 0
+                }
+            }
+            for id in ["lock-kept", "lock-taken-up"] { #expect(try await register(site.beta, site.betaRoom, id).status == 201) }
+
+            // Only the holder named loses its lock.
+            #expect(try await harness.store.releaseLock(LockID("lock-kept")!, from: alpha, reservingFor: alpha, at: harness.clock.now) == nil)
+            #expect(try await api.get("/api/v1/locks/lock-kept", site.beta).status == 200)
+            for id in ["lock-kept", "lock-taken-up"] {
+                let released = try await harness.store.releaseLock(LockID(id)!, from: beta, reservingFor: alpha, at: harness.clock.now)
+                #expect(released?.companyID == beta && released?.id.rawValue == id)
+            }
+            #expect(try reservations() == 2)
+
+            // Beta cannot register them again first; Alpha takes one up.
+            #expect(try await register(site.beta, site.betaRoom, "lock-kept").code == "lock_id_taken")
+            #expect(try await register(site.alpha, site.alphaRoom, "lock-taken-up").status == 201)
+            #expect(try reservations() == 1)
+
+            // Once the lapse has passed, the other is free again, for any company.
+            harness.clock.advance(TimeInterval(Self.lapse - 1))
+            #expect(try await register(site.beta, site.betaRoom, "lock-kept").code == "lock_id_taken")
+            harness.clock.advance(2)
+            let betaAgain = try await api.session("admin@beta.test", "a brand new password")  // the old session expired
+            #expect(try await register(betaAgain, site.betaRoom, "lock-kept").status == 201)
+            #expect(try reservations() == 0)
+        }
+    }
+}
