@@ -21,25 +21,46 @@ public final class TestBroker: Sendable {
         self.process = LockedBox(nil)
     }
 
+    /// A port found free may be taken before mosquitto binds it: the kernel hands the same range out
+    /// as the source ports of the suite's many outgoing connections. mosquitto then exits at once,
+    /// and the broker is set up again on another port, up to three times.
     public static func start(in parent: String) async throws -> TestBroker {
-        let port = try Network.freePort()
-        let directory = "\(parent)/broker"
-        let setup = try ChildProcess(
-            try Binaries.path("unlockit-server"), ["broker-setup", "--dir", directory, "--port", "\(port)"], name: "broker-setup")
-        guard try await setup.waitForExit() == 0 else { throw HarnessError("broker-setup failed: \(setup.output)") }
-        let password = try String(contentsOfFile: "\(directory)/server-mqtt-password", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let broker = TestBroker(port: port, directory: directory, serverPassword: password)
-        try await broker.startProcess()
-        return broker
+        var exits: [String] = []
+        for attempt in 1...3 {
+            let port = try Network.freePort()
+            let directory = attempt == 1 ? "\(parent)/broker" : "\(parent)/broker-\(attempt)"
+            let setup = try ChildProcess(
+                try Binaries.path("unlockit-server"), ["broker-setup", "--dir", directory, "--port", "\(port)"], name: "broker-setup")
+            guard try await setup.waitForExit() == 0 else { throw HarnessError("broker-setup failed: \(setup.output)") }
+            let password = try String(contentsOfFile: "\(directory)/server-mqtt-password", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let broker = TestBroker(port: port, directory: directory, serverPassword: password)
+            do {
+                try await broker.startProcess()
+                return broker
+            } catch let exited as MosquittoExited {
+                exits.append("port \(port): \(exited.output)")
+            }
+        }
+        throw HarnessError("mosquitto exited at start three times: \(exits)")
+    }
+
+    private struct MosquittoExited: Error {
+        let output: [String]
     }
 
     private func startProcess() async throws {
         let mosquitto = try ChildProcess(try Binaries.system("mosquitto"), ["-c", "\(directory)/mosquitto.conf"], name: "mosquitto")
         process.set(mosquitto)
-        try await Network.waitUntil("mosquitto on port \(port)") {
-            guard mosquitto.isRunning else { throw HarnessError("mosquitto exited: \(mosquitto.output)") }
-            return Network.isListening(port: port)
+        do {
+            try await Network.waitUntil("mosquitto on port \(port)") {
+                guard mosquitto.isRunning else { throw MosquittoExited(output: []) }
+                return Network.isListening(port: port)
+            }
+        } catch is MosquittoExited {
+            // Its last lines (why it exited) once its output is all read.
+            _ = try? await mosquitto.waitForExit(timeout: .seconds(2))
+            throw MosquittoExited(output: mosquitto.output)
         }
     }
 
@@ -49,7 +70,11 @@ public final class TestBroker: Sendable {
         await stop()
         try await Task.sleep(for: downtime)
         try whileStopped()
-        try await startProcess()
+        do {
+            try await startProcess()
+        } catch let exited as MosquittoExited {
+            throw HarnessError("mosquitto exited on restart: \(exited.output)")
+        }
     }
 
     public func stop() async {
