@@ -40,7 +40,10 @@ import UnlockITStore
             }
             #expect(try reservations() == 2)
 
-            // Beta cannot register them again first; Alpha takes one up.
+            // Beta cannot register them again first (told as of another company's id, which counts); Alpha takes one up.
+            let lapsedBefore = harness.clock.now.addingTimeInterval(-TimeInterval(Self.lapse))
+            #expect(try await harness.store.lockIDHolder(LockID("lock-kept")!, for: beta, lapsedBefore: lapsedBefore) == .otherCompany)
+            #expect(try await harness.store.lockIDHolder(LockID("lock-kept")!, for: alpha, lapsedBefore: lapsedBefore) == nil)
             #expect(try await register(site.beta, site.betaRoom, "lock-kept").code == "lock_id_taken")
             #expect(try await register(site.alpha, site.alphaRoom, "lock-taken-up").status == 201)
             #expect(try reservations() == 1)
