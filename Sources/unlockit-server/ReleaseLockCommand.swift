@@ -96,7 +96,7 @@ struct ReleaseLockCommand: AsyncParsableCommand {
     }
 
     /// Says `message` on stderr, and fails the command.
-    static func failure(_ message: String) -> some Error {
+    static func failure(_ message: String) -> ExitCode {
         FileHandle.standardError.write(Data("\(message)\n".utf8))
         return ExitCode.failure
     }
