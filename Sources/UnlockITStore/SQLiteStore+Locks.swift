@@ -13,17 +13,20 @@ extension SQLiteStore {
         }
     }
 
-    /// Whether the operator released `id` to a company other than `company` since `lapsedBefore`
-    /// (``releaseLock(_:from:reservingFor:at:)``).
+    /// Whether the operator released `id` to a company other than `company` at `lapsedBefore` or
+    /// later (``releaseLock(_:from:reservingFor:at:)``), as ``LockIDClaim/isKept(from:lapsedBefore:)``
+    /// counts a lock's hold.
     private static func reservation(of id: LockID, keepsItFrom company: CompanyID, lapsedBefore: Date, _ db: Database) throws -> Bool {
         try Bool.fetchOne(
-            db, sql: #"SELECT 1 FROM lockIDReservation WHERE lockId = ? AND companyId <> ? AND since > ?"#,
+            db, sql: #"SELECT 1 FROM lockIDReservation WHERE lockId = ? AND companyId <> ? AND since >= ?"#,
             arguments: [id.rawValue, company.rawValue, lapsedBefore]) ?? false
     }
 
-    /// The company the operator released `id` to, however long ago.
-    private static func reservationHolder(of id: LockID, _ db: Database) throws -> String? {
-        try String.fetchOne(db, sql: #"SELECT companyId FROM lockIDReservation WHERE lockId = ?"#, arguments: [id.rawValue])
+    /// The company the operator released `id` to, however long ago, and when.
+    private static func reservation(of id: LockID, _ db: Database) throws -> (company: String, since: Date)? {
+        try Row.fetchOne(db, sql: #"SELECT companyId, since FROM lockIDReservation WHERE lockId = ?"#, arguments: [id.rawValue]).map {
+            ($0["companyId"], $0["since"])
+        }
     }
 
     public func releaseLapsedLock(_ id: LockID, for company: CompanyID, lapsedBefore: Date, at: Date, checking admin: AdminCheck?) async throws
@@ -63,7 +66,7 @@ extension SQLiteStore {
         try await auditedWrite { db in
             guard let existing = try LockRecord.fetchOne(db, key: id.rawValue), existing.companyId == holder.rawValue else { return nil }
             try release(id, existing, reason: .releasedByOperator, at: at, db)
-            if let company {
+            if let company, company != holder {
                 try db.execute(
                     sql: #"INSERT OR REPLACE INTO lockIDReservation (lockId, companyId, since) VALUES (?, ?, ?)"#,
                     arguments: [id.rawValue, company.rawValue, at])
@@ -92,8 +95,9 @@ extension SQLiteStore {
             }
             // Released by the operator: to another company, kept (its lapse is for releaseLapsedLock
             // to find); to this one, taken up.
-            if let reserved = try Self.reservationHolder(of: lock.id, db) {
-                guard reserved == lock.companyID.rawValue else { throw StoreError.lockIDTaken }
+            let reserved = try Self.reservation(of: lock.id, db)
+            if let reserved {
+                guard reserved.company == lock.companyID.rawValue else { throw StoreError.lockIDTaken }
                 try db.execute(sql: #"DELETE FROM lockIDReservation WHERE lockId = ?"#, arguments: [lock.id.rawValue])
             }
             if let room = lock.roomID, try !Self.roomExists(room, in: lock.companyID, db) { throw StoreError.notFound }
@@ -102,6 +106,8 @@ extension SQLiteStore {
             // never activated: retiring and registering again does not restart the lapse.
             var record = LockRecord(lock)
             if let existing, existing.activatedAt == nil { record.heldSince = existing.heldSince ?? existing.createdAt }
+            // Taking an id up does not restart its hold: the lapse counts from the release.
+            if let reserved { record.heldSince = reserved.since }
             try record.save(db)
             guard let audit else { return }
             if let retired = existing?.lock {

@@ -26,6 +26,19 @@ public final class SQLiteStore: Store {
     private let hotReadersBusy = Atomic<UInt>(0)
     private let nextHotReader = Atomic<Int>(0)
 
+    /// Whether the database at `path` exists and has every migration of this version applied: read
+    /// only, so that an operator's command beside a running server of an older version changes
+    /// nothing of its schema (the server's start migrates it).
+    public static func isCurrent(path: String) throws -> Bool {
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        return try DatabaseQueue(path: path, configuration: configuration).read { db in
+            try Migrations.migrator.hasCompletedMigrations(db)
+        }
+    }
+
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     /// The file and its WAL companions are made readable by the owner only: they hold password hashes.
     /// `auditCapacity`: how many audit events may wait for their commit before ``auditHasRoom`` is

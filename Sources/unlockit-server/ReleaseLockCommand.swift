@@ -15,10 +15,10 @@ struct ReleaseLockCommand: AsyncParsableCommand {
             Run on the server host by an operator, to settle a dispute over a device id; the server may be \
             running. Without --yes it only shows the lock that holds the id, with its company's id. With \
             --yes and --holder (that company's id, as shown: a lock that took the id since is not touched) the \
-            lock is deleted, whatever its state, the holder's audit log gets a release_lock event with reason \
-            released_by_operator, and the lock's broker account is deleted, which disconnects its device. \
-            With --to, the id is kept for that company (from the holder too) for the lock id lapse, until it \
-            registers the id.
+            lock's broker account is deleted, which disconnects its device, then the lock, whatever its state, \
+            and the holder's audit log gets a release_lock event with reason released_by_operator. With --to, \
+            the id is kept for that company (from the holder too) for the lock id lapse, until it registers \
+            the id.
             """)
 
     @OptionGroup var settings: ConfigOptions
@@ -43,15 +43,21 @@ struct ReleaseLockCommand: AsyncParsableCommand {
         for (name, value) in [("--holder", holder), ("--to", to)] {
             if let value, CompanyID(value) == nil { throw ValidationError("\(name) \"\(value)\" is not a company id.") }
         }
-        if let holder, holder == to { throw ValidationError("--to must name another company than --holder.") }
+        if let holder = holder.flatMap(CompanyID.init), holder == to.flatMap(CompanyID.init) {
+            throw ValidationError("--to must name another company than --holder.")
+        }
     }
 
     func run() async throws {
         let configuration = try settings.load()
         let id = LockID(deviceID)!
-        // The server's database, not a new one made where a wrong path points.
+        // The server's database as the server left it: not a new one made where a wrong path points,
+        // nor one this command would migrate under a running server of an older version.
         guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
             throw Self.failure("There is no database at \(configuration.databasePath).")
+        }
+        guard try SQLiteStore.isCurrent(path: configuration.databasePath) else {
+            throw Self.failure("The database at \(configuration.databasePath) is of an older version: start this version's server first.")
         }
         let store = try SQLiteStore(path: configuration.databasePath)
         guard let held = try await store.lockOfAnyCompany(id) else { throw Self.failure("No lock has the device id \(id).") }
@@ -61,23 +67,34 @@ struct ReleaseLockCommand: AsyncParsableCommand {
             print("\(try await Self.describe(held, store))\nNothing changed. Run again with --holder \(held.companyID) --yes to release the id.")
             return
         }
-        guard let released = try await store.releaseLock(id, from: holder, reservingFor: recipient, at: Date()) else {
-            var nothing = "Nothing changed: company \(holder) holds no lock of the device id \(id)."
-            if let now = try await store.lockOfAnyCompany(id) { nothing += " It is held by: \(try await Self.describe(now, store))" }
-            throw Self.failure(nothing)
-        }
-        print("Released: \(try await Self.describe(released, store))")
-        if let recipient { print("The id is kept for company \(recipient) until it registers the id, for \(configuration.lockIDLapse) s at most.") }
+        guard held.companyID == holder else { throw try await Self.notHeld(id, by: holder, now: held, store) }
+        // The broker account first, while the lock still holds the id: once the id is free, another
+        // registration may make an account of that name, which must not be deleted. A broker out of
+        // reach leaves the lock as it is, and the command can be run again. (A new broker password
+        // the holder's admin asks for in the moment between the two steps gives the device an account
+        // again, until the id is registered anew.)
         do {
             var logger = Logger(label: "unlockit.release-lock")
             logger.logLevel = .critical
             try await OperatorBroker.deleteLockAccount(id, configuration: configuration, logger: logger)
-            print("Its broker account is deleted.")
         } catch {
-            throw Self.failure(
-                "Its broker account could not be deleted (\(error)): a device connected with it stays connected until the id is registered again, which replaces the account."
-            )
+            throw Self.failure("The lock was not released: its broker account could not be deleted (\(error)). Run the command again.")
         }
+        // Checked again as the lock is deleted: the holder's lock, not one that took the id since.
+        guard let released = try await store.releaseLock(id, from: holder, reservingFor: recipient, at: Date()) else {
+            throw try await Self.notHeld(id, by: holder, now: try await store.lockOfAnyCompany(id), store)
+        }
+        print("Released: \(try await Self.describe(released, store))\nIts broker account is deleted, which disconnected its device.")
+        if let recipient {
+            print("The id is kept for company \(recipient) until it registers the id, for \(configuration.lockIDLapse) s at most.")
+        }
+    }
+
+    /// `holder` does not hold the id (any more): who does, if anyone, and a failure.
+    static func notHeld(_ id: LockID, by holder: CompanyID, now: Lock?, _ store: SQLiteStore) async throws -> ExitCode {
+        var nothing = "Nothing changed: company \(holder) holds no lock of the device id \(id)."
+        if let now { nothing += " It is held by: \(try await describe(now, store))" }
+        return failure(nothing)
     }
 
     /// The lock's id, name, company and state, with the date it entered that state.

@@ -541,6 +541,7 @@ struct LockProtocolEndToEndTests {
             let wrongHolder = try await site.server.command(["release-lock", lock.id, "--holder", siteCompany, "--yes"])
             #expect(wrongHolder.status != 0 && wrongHolder.output.contains { $0.hasPrefix("Nothing changed") }, "\(wrongHolder.output)")
             #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).status == 200)
+            _ = try await site.broker.dynsec(["getClient", lock.id])  // its broker account too
             #expect(try await register(site.admin, site.roomID).code == "lock_id_taken")
 
             // Released to the site, while the server runs: the squatter's lock is gone, and its log says why.

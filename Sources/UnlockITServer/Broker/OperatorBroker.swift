@@ -27,7 +27,7 @@ public enum OperatorBroker {
             let deadline = ContinuousClock.now + .seconds(10)
             while !client.isConnected {
                 guard ContinuousClock.now < deadline else {
-                    throw BrokerAccounts.AccountError.brokerUnavailable
+                    throw OperatorBrokerError(reason: client.lastFailure ?? "the MQTT broker did not answer within 10 s")
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
@@ -38,4 +38,11 @@ public enum OperatorBroker {
         }
         await client.shutdown()
     }
+}
+
+/// Why the operator's connection to the broker did not come up: the client's own words ("Connection
+/// refused", "the broker refused the connection: …"), never the password.
+public struct OperatorBrokerError: Error, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
 }
