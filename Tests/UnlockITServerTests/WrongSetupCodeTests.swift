@@ -98,4 +98,23 @@ import UnlockITCore
             #expect(try await api.get("/api/v1/audit?action=register_lock&outcome=denied", site.alpha).items.count == 3)
         }
     }
+
+    @Test("A budget's take checks and counts in one step, and what is given back can be taken again")
+    func takeAndGiveBack() async throws {
+        let budget = CompanyDailyBudget(perDay: 3)
+        let (company, now) = (CompanyID.generate(), Date(timeIntervalSince1970: 1_800_000_000))
+        func take() -> Date? { try? budget.take(for: company, now: now, refusal: APIError.tooManyWrongSetupCodes) }
+        let taken = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<64 { group.addTask { take() != nil } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(taken == 3)
+        #expect(budget.wait(for: company, now: now) == .seconds(CompanyDailyBudget.window))
+        budget.giveBack(now, for: company)
+        #expect(budget.wait(for: company, now: now) == nil)
+        #expect(take() == now)
+        #expect(take() == nil)
+        // Another company's budget is its own.
+        #expect((try? budget.take(for: CompanyID.generate(), now: now, refusal: APIError.tooManyWrongSetupCodes)) != nil)
+    }
 }
