@@ -291,15 +291,7 @@ struct LockProtocolEndToEndTests {
             await impostor.shutdown()
 
             // A wrong password is refused with "not authorised" (CONNACK 5).
-            let refusals = LockedBox<[MQTTConnectionEvent]>([])
-            let wrong = try MQTTClient(
-                configuration: MQTTClientConfiguration(
-                    host: "127.0.0.1", port: site.broker.port, clientID: lockA.id, username: lockA.id, password: "wrong"),
-                onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
-            wrong.start()
-            try await Network.waitUntil("a refusal") { refusals.get().contains(.refused(code: 5)) }
-            #expect(!wrong.isConnected)
-            await wrong.shutdown()
+            try await site.waitUntilRefused(lock: lockA.id, password: "wrong")
             await observer.shutdown()
         }
     }
@@ -397,14 +389,7 @@ struct LockProtocolEndToEndTests {
             // The server wrote the offline status the will would have, so that the broker's retained
             // status does not tell a restarted or reconnected server the lock is there.
             #expect(try await site.retainedStatus(of: lock.id).map { try LockStatus.decode($0) } == LockStatus(online: false))
-            let refusals = LockedBox<[MQTTConnectionEvent]>([])
-            let old = try MQTTClient(
-                configuration: MQTTClientConfiguration(
-                    host: "127.0.0.1", port: site.broker.port, clientID: lock.id, username: lock.id, password: oldPassword),
-                onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
-            old.start()
-            try await Network.waitUntil("the old password refused") { refusals.get().contains(.refused(code: 5)) }
-            await old.shutdown()
+            try await site.waitUntilRefused(lock: lock.id, password: oldPassword)
 
             // With the new password the same lock connects and opens: its key was kept, no activation.
             await lock.stop()
@@ -485,14 +470,7 @@ struct LockProtocolEndToEndTests {
             #expect(try await lock.stats()["openings"] == 1)
 
             // The squatter's broker password opens no connection; its lock is gone and its log says so.
-            let refusals = LockedBox<[MQTTConnectionEvent]>([])
-            let old = try MQTTClient(
-                configuration: MQTTClientConfiguration(
-                    host: "127.0.0.1", port: site.broker.port, clientID: "squatter", username: lock.id, password: squatterPassword),
-                onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
-            old.start()
-            try await Network.waitUntil("the squatter's password refused") { refusals.get().contains(.refused(code: 5)) }
-            await old.shutdown()
+            try await site.waitUntilRefused(lock: lock.id, password: squatterPassword)
             #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).code == "lock_not_found")
             let released = try #require(
                 try await site.api.get("/api/v1/audit?action=release_lock", token: squatter).json["items"] as? [[String: any Sendable]])
@@ -554,14 +532,7 @@ struct LockProtocolEndToEndTests {
             #expect(events.first?["actorId"] == nil && events.first?["roomId"] as? String == squatterRoom, "\(events)")
             // Its broker account is gone: the stand-in's password opens no connection any more.
             await #expect(throws: HarnessError.self, "\(lock.id) kept a broker account") { try await site.broker.dynsec(["getClient", lock.id]) }
-            let refusals = LockedBox<[MQTTConnectionEvent]>([])
-            let old = try MQTTClient(
-                configuration: MQTTClientConfiguration(
-                    host: "127.0.0.1", port: site.broker.port, clientID: "squatter", username: lock.id, password: squatterPassword),
-                onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
-            old.start()
-            try await Network.waitUntil("the squatter's password refused") { refusals.get().contains(.refused(code: 5)) }
-            await old.shutdown()
+            try await site.waitUntilRefused(lock: lock.id, password: squatterPassword)
             // The id is kept for the site: the squatter cannot register it again first.
             #expect(try await register(squatter, squatterRoom).code == "lock_id_taken")
 

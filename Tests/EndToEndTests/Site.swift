@@ -109,6 +109,25 @@ struct Site {
         try await api.post("/api/v1/locks/\(id)/unlock", token: token ?? admin)
     }
 
+    /// Waits until the broker refuses a connection as lock `id` (its client id and user name) with
+    /// `password`: "not authorised", CONNACK 5 (an account gone, or its password replaced).
+    func waitUntilRefused(lock id: String, password: String) async throws {
+        let refusals = LockedBox<[MQTTConnectionEvent]>([])
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(host: "127.0.0.1", port: broker.port, clientID: id, username: id, password: password),
+            onConnectionEvent: { event in refusals.set(refusals.get() + [event]) })
+        client.start()
+        do {
+            try await Network.waitUntil("\(id)'s password refused") { refusals.get().contains(.refused(code: 5)) }
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+        let connected = client.isConnected
+        await client.shutdown()
+        guard !connected else { throw HarnessError("\(id) connected after a refusal") }
+    }
+
     /// Creates the broker account for ``superuser(_:)``; once per site.
     func addSuperuserAccount() async throws {
         try await broker.addSuperuser(username: "tester", password: "superuser password")
