@@ -82,7 +82,14 @@ struct ReleaseLockCommand: AsyncParsableCommand {
         }
         // Checked again as the lock is deleted: the holder's lock, not one that took the id since.
         guard let released = try await store.releaseLock(id, from: holder, reservingFor: recipient, at: Date()) else {
-            throw try await Self.notHeld(id, by: holder, now: try await store.lockOfAnyCompany(id), store)
+            // Another company took the id over (the holder's hold had lapsed) while the account went:
+            // the account deleted may have been its new one, which a new broker password makes again.
+            let now = try await store.lockOfAnyCompany(id)
+            let taken =
+                now.map {
+                    " Its broker account was deleted meanwhile: that company's admins bring it back with `unlockit locks broker-password \($0.id)`."
+                } ?? ""
+            throw try await Self.notHeld(id, by: holder, now: now, store, then: taken)
         }
         print("Released: \(try await Self.describe(released, store))\nIts broker account is deleted, which disconnected its device.")
         if let recipient {
@@ -91,10 +98,10 @@ struct ReleaseLockCommand: AsyncParsableCommand {
     }
 
     /// `holder` does not hold the id (any more): who does, if anyone, and a failure.
-    static func notHeld(_ id: LockID, by holder: CompanyID, now: Lock?, _ store: SQLiteStore) async throws -> ExitCode {
-        var nothing = "Nothing changed: company \(holder) holds no lock of the device id \(id)."
-        if let now { nothing += " It is held by: \(try await describe(now, store))" }
-        return failure(nothing)
+    static func notHeld(_ id: LockID, by holder: CompanyID, now: Lock?, _ store: SQLiteStore, then: String = "") async throws -> ExitCode {
+        var nothing = "The lock was not released: company \(holder) holds no lock of the device id \(id)."
+        if let now { nothing += " It is held by: \(try await describe(now, store))." }
+        return failure(nothing + then)
     }
 
     /// The lock's id, name, company and state, with the date it entered that state.
