@@ -64,14 +64,8 @@ final class CompanyDailyBudget: Sendable {
     /// answer's date, for ``giveBack(_:for:)`` once it turns out not to count; throws `refusal` when
     /// none is left.
     func take(for company: CompanyID, now: Date, refusal: (Duration) -> APIError) throws -> Date {
-        let taken = records.withLock { records in
-            var recent = records[company, default: []].filter { now.timeIntervalSince($0) < Self.window }
-            defer { records[company] = recent }
-            guard recent.count < perDay else { return false }
-            recent.append(now)
-            return true
-        }
-        guard taken else { throw refusal(wait(for: company, now: now) ?? .seconds(Self.window)) }
+        // One that does not fit is not counted: the budget is already used up.
+        guard count(1, for: company, now: now) else { throw refusal(wait(for: company, now: now) ?? .seconds(Self.window)) }
         return now
     }
 

@@ -24,12 +24,10 @@ public enum OperatorBroker {
         do {
             // The subscription goes out with the connection, ahead of the command: the broker handles a
             // client's packets in order, so the answer finds it.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !client.isConnected {
-                guard ContinuousClock.now < deadline else {
-                    throw OperatorBrokerError(reason: client.lastFailure ?? "the MQTT broker did not answer within 10 s")
-                }
-                try await Task.sleep(for: .milliseconds(50))
+            do {
+                try await client.waitUntilConnected(timeout: .seconds(10))
+            } catch MQTTError.timedOut {
+                throw OperatorBrokerError(reason: client.lastFailure ?? "the MQTT broker did not answer within 10 s")
             }
             try await commands.deleteLockAccount(id)
         } catch {
