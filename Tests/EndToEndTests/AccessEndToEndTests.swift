@@ -129,9 +129,7 @@ struct AccessEndToEndTests {
             await lock.stop()
 
             // Another company cannot take the device id over.
-            let other = try await site.server.adminSession(company: "Other", email: "admin@other.test")
-            let otherRoom = try await site.api.post("/api/v1/rooms", token: other, ["name": "Theirs", "type": "office", "requiredLevel": 0])
-            let otherRoomID = try #require(otherRoom.string("id"), "\(otherRoom)")
+            let (other, otherRoomID) = try await site.otherCompany("Other", room: "Theirs", requiredLevel: 0)
             let taken = try await site.api.post("/api/v1/locks", token: other, ["id": lock.id, "name": "Theirs", "roomId": otherRoomID])
             #expect(taken.status == 409 && taken.code == "lock_id_taken", "\(taken)")
 

@@ -451,9 +451,7 @@ struct LockProtocolEndToEndTests {
     func aSquattedDeviceIDGoesToItsOwner() async throws {
         let lapse = 4.0
         try await Site.with(serverEnvironment: ["UNLOCKIT_LOCK_ID_LAPSE": "\(Int(lapse))"]) { site in
-            let squatter = try await site.server.adminSession(company: "Squatter", email: "admin@squatter.test")
-            let squatterRoom = try await site.api.post("/api/v1/rooms", token: squatter, ["name": "Hall", "type": "office"])
-            let squatterRoomID = try #require(squatterRoom.string("id"))
+            let (squatter, squatterRoomID) = try await site.otherCompany("Squatter")
             // The device is the site's; another company read the id on its label and registered it first.
             let lock = try await TestLock(id: "lock-owned", directory: site.directory.path)
             let squatted = try await site.api.post("/api/v1/locks", token: squatter, ["id": lock.id, "name": "Mine", "roomId": squatterRoomID])
@@ -486,9 +484,7 @@ struct LockProtocolEndToEndTests {
     @Test("A made-up id held for good by a stand-in's activation goes to its owner once the operator releases it, with the running server")
     func theOperatorReleasesADisputedDeviceID() async throws {
         try await Site.with { site in
-            let squatter = try await site.server.adminSession(company: "Squatter", email: "admin@squatter.test")
-            let squatterRoom = try #require(
-                try await site.api.post("/api/v1/rooms", token: squatter, ["name": "Hall", "type": "office"]).string("id"))
+            let (squatter, squatterRoom) = try await site.otherCompany("Squatter")
             func companyID(_ token: String) async throws -> String {
                 try #require((try await site.api.get("/api/v1/me", token: token).json["company"] as? [String: any Sendable])?["id"] as? String)
             }
@@ -553,8 +549,7 @@ struct LockProtocolEndToEndTests {
         let lapse = 1.0
         try await Site.with(serverEnvironment: ["UNLOCKIT_LOCK_ID_LAPSE": "\(Int(lapse))"]) { site in
             try await site.addSuperuserAccount()
-            let other = try await site.server.adminSession(company: "Other", email: "admin@other.test")
-            let otherRoom = try #require(try await site.api.post("/api/v1/rooms", token: other, ["name": "Hall", "type": "office"]).string("id"))
+            let (other, otherRoom) = try await site.otherCompany("Other")
             let (lock, password) = try await site.registerLock("lock-late-pairing")
             let firmware = try await lock.start(broker: site.brokerURL, password: password, pairing: true)
             try await site.waitUntilOnline(lock.id)
@@ -596,9 +591,7 @@ struct LockProtocolEndToEndTests {
     @Test("A factory device id: whoever only saw it cannot register it, not with a stand-in's code either; its owner can, and opens")
     func aFactoryIDGoesOnlyToWhoeverHasItsCode() async throws {
         try await Site.with { site in
-            let squatter = try await site.server.adminSession(company: "Squatter", email: "admin@squatter.test")
-            let squatterRoom = try #require(
-                try await site.api.post("/api/v1/rooms", token: squatter, ["name": "Hall", "type": "office"]).string("id"))
+            let (squatter, squatterRoom) = try await site.otherCompany("Squatter")
             let lock = try await TestLock(directory: site.directory.path, name: "factory-lock")
             #expect(FactoryID.matches(try #require(LockID(lock.id)), try #require(SetupCode(lock.setupCode))), "\(lock.id)")
             // The squatter read the id on the lock; a stand-in it would make for that id has a code of its own.

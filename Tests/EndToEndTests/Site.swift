@@ -109,6 +109,17 @@ struct Site {
         try await api.post("/api/v1/locks/\(id)/unlock", token: token ?? admin)
     }
 
+    /// Another company on the site (`unlockit-server bootstrap`, its admin signed in as
+    /// `admin@<name>.test`) with one room: its admin's token and the room's id.
+    func otherCompany(_ name: String, room: String = "Hall", requiredLevel: Int? = nil) async throws -> (admin: String, room: String) {
+        let admin = try await server.adminSession(company: name, email: "admin@\(name.lowercased()).test")
+        var body: [String: any Sendable] = ["name": room, "type": "office"]
+        if let requiredLevel { body["requiredLevel"] = requiredLevel }
+        let reply = try await api.post("/api/v1/rooms", token: admin, body)
+        guard reply.status == 201, let id = reply.string("id") else { throw HarnessError("room: \(reply)") }
+        return (admin, id)
+    }
+
     /// Waits until the broker refuses a connection as lock `id` (its client id and user name) with
     /// `password`: "not authorised", CONNACK 5 (an account gone, or its password replaced).
     func waitUntilRefused(lock id: String, password: String) async throws {
