@@ -1,4 +1,5 @@
 import Foundation
+import LockProtocol
 import Logging
 import MQTT
 import Synchronization
@@ -8,7 +9,9 @@ import UnlockITCore
 /// a lock's account, on a connection of its own beside the running server's (another client id).
 public enum OperatorBroker {
     /// Deletes the broker account of lock `id` (already gone is as good as deleted), which
-    /// disconnects a device connected with it at once: `unlockit-server release-lock`.
+    /// disconnects a device connected with it at once: `unlockit-server release-lock`. The broker
+    /// does that without the device's last will, and no device can write the lock's status any
+    /// more, so its retained status (online, most likely) is cleared too, as a retirement clears it.
     public static func deleteLockAccount(_ id: LockID, configuration: ServerConfiguration, logger: Logger) async throws {
         let address = try configuration.brokerAddress()
         let accounts = Mutex<BrokerAccounts?>(nil)
@@ -30,6 +33,8 @@ public enum OperatorBroker {
                 throw OperatorBrokerError(reason: client.lastFailure ?? "the MQTT broker did not answer within 10 s")
             }
             try await commands.deleteLockAccount(id)
+            // At QoS 0, ahead of the goodbye: the broker handles both in order before the command ends.
+            try client.publish(topic: Topics.status(id), payload: [], qos: .atMostOnce, retain: true)
         } catch {
             await client.shutdown()
             throw error
