@@ -59,7 +59,8 @@ extension SQLiteStore {
     /// id since the operator looked), whatever its state, is deleted, with a ``AuditAction/releaseLock``
     /// event, reason ``AuditReason/releasedByOperator`` and no actor, in `holder`'s log. With
     /// `reservingFor`, the id is kept for that company from other companies (`holder` among them) as
-    /// a registration not in service would be, for the lapse from `at`, until it registers the id.
+    /// a registration not in service would be, for the lapse from `at`, until it registers the id,
+    /// with a `reserve_lock_id` event, reason ``AuditReason/releasedToCompany``, in that company's log.
     /// Returns the lock released, or `nil` when `holder` has no lock of the id. Not part of
     /// ``Store``: no request of the API deletes across companies.
     public func releaseLock(_ id: LockID, from holder: CompanyID, reservingFor company: CompanyID?, at: Date) async throws -> Lock? {
@@ -70,6 +71,11 @@ extension SQLiteStore {
                 try db.execute(
                     sql: #"INSERT OR REPLACE INTO lockIDReservation (lockId, companyId, since) VALUES (?, ?, ?)"#,
                     arguments: [id.rawValue, company.rawValue, at])
+                // Its admins learn it from their own log, which names neither the holder nor its lock.
+                try self.insertAudit(
+                    AuditEvent(
+                        companyID: company, at: at, actorID: nil, action: .reserveLockID, lockID: id, outcome: .success,
+                        reason: AuditReason.releasedToCompany.rawValue), db)
             }
             return existing.lock
         }

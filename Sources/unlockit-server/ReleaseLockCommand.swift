@@ -18,7 +18,7 @@ struct ReleaseLockCommand: AsyncParsableCommand {
             lock's broker account is deleted, which disconnects its device, then the lock, whatever its state, \
             and the holder's audit log gets a release_lock event with reason released_by_operator. With --to, \
             the id is kept for that company (from the holder too) for the lock id lapse, until it registers \
-            the id.
+            the id, and that company's audit log gets a reserve_lock_id event saying so.
             """)
 
     @OptionGroup var settings: ConfigOptions
@@ -93,7 +93,9 @@ struct ReleaseLockCommand: AsyncParsableCommand {
         }
         print("Released: \(try await Self.describe(released, store))\nIts broker account is deleted, which disconnected its device.")
         if let recipient {
-            print("The id is kept for company \(recipient) until it registers the id, for \(configuration.lockIDLapse) s at most.")
+            print(
+                "The id is kept for company \(recipient) until it registers the id, for \(configuration.lockIDLapse) s at most; its audit log says so."
+            )
         }
     }
 

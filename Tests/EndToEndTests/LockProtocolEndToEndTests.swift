@@ -484,6 +484,7 @@ struct LockProtocolEndToEndTests {
     @Test("A made-up id held for good by a stand-in's activation goes to its owner once the operator releases it, with the running server")
     func theOperatorReleasesADisputedDeviceID() async throws {
         try await Site.with { site in
+            try await site.addSuperuserAccount()
             let (squatter, squatterRoom) = try await site.otherCompany("Squatter")
             func companyID(_ token: String) async throws -> String {
                 try #require((try await site.api.get("/api/v1/me", token: token).json["company"] as? [String: any Sendable])?["id"] as? String)
@@ -516,6 +517,7 @@ struct LockProtocolEndToEndTests {
             #expect(wrongHolder.status != 0 && wrongHolder.output.contains { $0.hasPrefix("The lock was not released") }, "\(wrongHolder.output)")
             #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: squatter).status == 200)
             _ = try await site.broker.dynsec(["getClient", lock.id])  // its broker account too
+            #expect(try await site.retainedStatus(of: lock.id).map { try LockStatus.decode($0).online } == true)
             #expect(try await register(site.admin, site.roomID).code == "lock_id_taken")
 
             // Released to the site, while the server runs: the squatter's lock is gone, and its log says why.
@@ -529,6 +531,13 @@ struct LockProtocolEndToEndTests {
             // Its broker account is gone: the stand-in's password opens no connection any more.
             await #expect(throws: HarnessError.self, "\(lock.id) kept a broker account") { try await site.broker.dynsec(["getClient", lock.id]) }
             try await site.waitUntilRefused(lock: lock.id, password: squatterPassword)
+            // Disconnected without its will, and no device can write the id's status now: the stand-in's "online" is cleared.
+            #expect(try await site.retainedStatus(of: lock.id) == nil)
+            // The site's log says the id is kept for it, and names neither the squatter nor its lock.
+            let kept = try #require(
+                try await site.api.get("/api/v1/audit?action=reserve_lock_id", token: site.admin).json["items"] as? [[String: any Sendable]])
+            #expect(kept.count == 1 && kept.first?["lockId"] as? String == lock.id, "\(kept)")
+            #expect(kept.first?["reason"] as? String == "released_to_company" && kept.first?["roomId"] == nil, "\(kept)")
             // The id is kept for the site: the squatter cannot register it again first.
             #expect(try await register(squatter, squatterRoom).code == "lock_id_taken")
 

@@ -29,7 +29,7 @@ import UnlockITStore
                     try Int.fetchOne(db, sql: "SELECT count(*) FROM lockIDReservation") ?? 0
                 }
             }
-            for id in ["lock-kept", "lock-taken-up"] { #expect(try await register(site.beta, site.betaRoom, id).status == 201) }
+            for id in ["lock-kept", "lock-taken-up", "lock-freed"] { #expect(try await register(site.beta, site.betaRoom, id).status == 201) }
 
             // Only the holder named loses its lock.
             #expect(try await harness.store.releaseLock(LockID("lock-kept")!, from: alpha, reservingFor: alpha, at: harness.clock.now) == nil)
@@ -38,7 +38,18 @@ import UnlockITStore
                 let released = try await harness.store.releaseLock(LockID(id)!, from: beta, reservingFor: alpha, at: harness.clock.now)
                 #expect(released?.companyID == beta && released?.id.rawValue == id)
             }
+            // Released to no company: free, and no company's log but Beta's hears of it.
+            #expect(try await harness.store.releaseLock(LockID("lock-freed")!, from: beta, reservingFor: nil, at: harness.clock.now) != nil)
             #expect(try reservations() == 2)
+            // Alpha's log says which ids are kept for it, naming neither Beta nor its lock (the room is Beta's); Beta's has only its releases.
+            let kept = try await api.get("/api/v1/audit?action=reserve_lock_id", site.alpha).items
+            #expect(kept.compactMap { $0["lockId"] as? String }.sorted() == ["lock-kept", "lock-taken-up"], "\(kept)")
+            for event in kept {
+                #expect(event["reason"] as? String == "released_to_company" && event["outcome"] as? String == "success", "\(event)")
+                #expect(event["actorId"] == nil && event["roomId"] == nil, "\(event)")
+            }
+            #expect(try await api.get("/api/v1/audit?action=reserve_lock_id", site.beta).items.isEmpty)
+            #expect(try await api.get("/api/v1/audit?action=release_lock", site.beta).items.count == 3)
 
             // Beta cannot register them again first (told as of another company's id, which counts); Alpha takes one up.
             let lapsedBefore = harness.clock.now.addingTimeInterval(-TimeInterval(Self.lapse))

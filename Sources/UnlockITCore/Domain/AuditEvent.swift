@@ -10,6 +10,10 @@ public enum AuditAction: String, Sendable, Codable, CaseIterable {
     /// which registered its device id once the lock's hold on it had lapsed (``LockIDClaim``). No
     /// actor: the event is the losing company's, and does not say who took the lock.
     case releaseLock = "release_lock"
+    /// The server's operator released a device id from the company that held it, and keeps it for
+    /// this company until it registers the id, for the lock id lapse at most (`unlockit-server
+    /// release-lock --to`). No actor: the event is the keeping company's, and does not name the holder.
+    case reserveLockID = "reserve_lock_id"
     /// A lock renamed or moved to another room.
     case updateLock = "update_lock"
     /// A lock's broker account was given a new password (the old one stops working at once).

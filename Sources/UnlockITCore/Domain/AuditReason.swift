@@ -29,6 +29,8 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case registeredElsewhere = "registered_elsewhere"
     /// The server's operator released the lock's device id (``AuditAction/releaseLock``, `unlockit-server release-lock`).
     case releasedByOperator = "released_by_operator"
+    /// The operator kept the released id for this company (``AuditAction/reserveLockID``).
+    case releasedToCompany = "released_to_company"
     // Sign-in and passwords
     case password
     case oidc
