@@ -177,6 +177,23 @@ enum Migrations {
                 t.column("since", .datetime).notNull()
             }
         }
+        migrator.registerMigration("v10: audit events numbered per company") { db in
+            // The row id counts every company's events, so the ids of one company's events told it how
+            // many events the others had between them, and when. The API shows `number` instead: 1, 2,
+            // 3… in each company's log, in the order of the row ids. The log stays append-only; its
+            // trigger steps aside for the numbering of the events already there.
+            try db.execute(sql: "DROP TRIGGER auditEvent_noUpdate")
+            try db.alter(table: "auditEvent") { t in t.add(column: "number", .integer).notNull().defaults(to: 0) }
+            try db.execute(
+                sql: """
+                    UPDATE auditEvent SET number = numbered.number
+                    FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY companyId ORDER BY id) AS number FROM auditEvent) AS numbered
+                    WHERE numbered.id = auditEvent.id;
+                    CREATE TRIGGER auditEvent_noUpdate BEFORE UPDATE ON auditEvent
+                    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+                    """)
+            try db.create(index: "auditEvent_number", on: "auditEvent", columns: ["companyId", "number"], unique: true)
+        }
         return migrator
     }
 }

@@ -36,7 +36,11 @@ extension SQLiteStore {
     /// index, whose entries end in the row id: it stops after `limit` events instead of sorting
     /// every event of the window by id (with a year's log and `from` a year back, seconds per page).
     /// `before` then names the previous page's last event, and the page continues after that event's
-    /// place in time; an id that is no event of the company's still pages by id.
+    /// place in time; a number that is no event of the company's still pages by number.
+    ///
+    /// `before` is a number in the company's log (``AuditEvent/id``), which grows with the row id
+    /// within a company: it is turned into the row id of the company's newest event numbered no
+    /// higher (one step down the number index), and the indexes, which end in the row id, do the rest.
     static func auditRequest(_ query: AuditQuery, _ db: Database) throws -> QueryInterfaceRequest<AuditRecord> {
         let company = query.companyID.rawValue
         var request = AuditRecord.filter(Column("companyId") == company)
@@ -52,14 +56,19 @@ extension SQLiteStore {
         let byTime = query.from != nil || query.to != nil
         if let before = query.before {
             // The cursor's time as stored, so that it compares exactly as the column does.
-            let cursorTime =
-                byTime
-                ? try DatabaseValue.fetchOne(db, sql: "SELECT at FROM auditEvent WHERE companyId = ? AND id = ?", arguments: [company, before])
-                : nil
-            if let cursorTime {
-                request = request.filter(sql: "(at, id) < (?, ?)", arguments: [cursorTime, before])
+            let cursor = try Row.fetchOne(
+                db, sql: "SELECT id, number, at FROM auditEvent WHERE companyId = ? AND number <= ? ORDER BY number DESC LIMIT 1",
+                arguments: [company, before])
+            if let cursor, let row: Int64 = cursor["id"] {
+                if cursor["number"] as Int64? != before {
+                    request = request.filter(Column("id") <= row)  // the newest event below the number
+                } else if byTime {
+                    request = request.filter(sql: "(at, id) < (?, ?)", arguments: [cursor["at"] as DatabaseValue, row])
+                } else {
+                    request = request.filter(Column("id") < row)
+                }
             } else {
-                request = request.filter(Column("id") < before)
+                request = request.filter(sql: "0")  // nothing numbered below it
             }
         }
         let order = byTime ? [Column("at").desc, Column("id").desc] : [Column("id").desc]

@@ -177,20 +177,32 @@ public final class SQLiteStore: Store {
     }
 
     /// Inserts `events` in order with one prepared statement: GRDB's cache finds it by hashing the
-    /// whole SQL text, so the group commit's batches look it up once, not once per event.
+    /// whole SQL text, so the group commit's batches look it up once, not once per event. Each event
+    /// is numbered next in its company's log (``AuditEvent/id``): the company's last number is read
+    /// once a batch, in the write transaction, so that no other writer (the operator's commands
+    /// included) can take it meanwhile.
     static func insertAudit(_ events: some Sequence<AuditEvent>, _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO auditEvent (companyId, at, actorId, action, lockId, roomId, subjectId, outcome, reason, changes)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO auditEvent (companyId, number, at, actorId, action, lockId, roomId, subjectId, outcome, reason, changes)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+        var next: [String: Int64] = [:]
         for event in events {
+            let company = event.companyID.rawValue
+            let number = try next[company] ?? lastAuditNumber(of: company, db) + 1
+            next[company] = number + 1
             let changes = event.changes.isEmpty ? nil : String(decoding: try JSONEncoder().encode(event.changes), as: UTF8.self)
             try statement.execute(arguments: [
-                event.companyID.rawValue, StorageDate.text(event.at), event.actorID?.rawValue, event.action.rawValue, event.lockID?.rawValue,
-                event.roomID?.rawValue,
-                event.subjectID?.rawValue, event.outcome.rawValue, event.reason, changes,
+                company, number, StorageDate.text(event.at), event.actorID?.rawValue, event.action.rawValue, event.lockID?.rawValue,
+                event.roomID?.rawValue, event.subjectID?.rawValue, event.outcome.rawValue, event.reason, changes,
             ])
         }
+    }
+
+    /// The number of `company`'s newest audit event, 0 before its first (one step down its index).
+    private static func lastAuditNumber(of company: String, _ db: Database) throws -> Int64 {
+        let statement = try db.cachedStatement(sql: "SELECT max(number) FROM auditEvent WHERE companyId = ?")
+        return try Int64.fetchOne(statement, arguments: [company]) ?? 0
     }
 }

@@ -30,8 +30,8 @@ import UnlockITCore
             try db.execute(
                 sql: """
                     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400000)
-                    INSERT INTO auditEvent (companyId, at, action, outcome)
-                    SELECT ?, ?, CASE i % 2 WHEN 0 THEN 'unlock' ELSE 'sign_in' END, CASE i % 2 WHEN 0 THEN 'success' ELSE 'error' END
+                    INSERT INTO auditEvent (companyId, number, at, action, outcome)
+                    SELECT ?, i, ?, CASE i % 2 WHEN 0 THEN 'unlock' ELSE 'sign_in' END, CASE i % 2 WHEN 0 THEN 'success' ELSE 'error' END
                     FROM n
                     """, arguments: [company.rawValue, StorageDate.text(now)])
         }

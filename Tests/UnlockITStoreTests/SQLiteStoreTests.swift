@@ -48,7 +48,7 @@ import UnlockITCore
                 "v1: companies, users, rooms, locks, sessions, audit", "v2: server settings", "v3: pending pairing key",
                 "v4: room names unique by Unicode case folding", "v5: email addresses in Unicode's composed form", "v6: spent ID tokens",
                 "v7: what an admin change set, in its audit event", "v8: since when a lock holds its device id",
-                "v9: device ids the operator released to a company",
+                "v9: device ids the operator released to a company", "v10: audit events numbered per company",
             ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")

@@ -44,7 +44,8 @@ public enum AuditOutcome: String, Sendable, Codable, CaseIterable {
 
 /// One line of the append-only audit log.
 public struct AuditEvent: Sendable, Equatable {
-    /// Assigned by the store, increasing; `0` before it is stored.
+    /// Its number in its company's log, assigned by the store: 1, 2, 3… in the log's order, counted
+    /// per company, so that it says nothing of other companies' events; `0` before it is stored.
     public var id: Int64
     public var companyID: CompanyID
     public var at: Date
@@ -92,7 +93,7 @@ public struct AuditQuery: Sendable, Equatable {
     public var outcome: AuditOutcome?
     public var from: Date?
     public var to: Date?
-    /// Only events with an id below this (the previous page's cursor).
+    /// Only events numbered below this (the previous page's cursor, ``AuditEvent/id``).
     public var before: Int64?
     public var limit: Int
 

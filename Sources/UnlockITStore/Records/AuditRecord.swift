@@ -6,8 +6,11 @@ import UnlockITCore
 /// statement, on the unlock path).
 struct AuditRecord: Codable, FetchableRecord, TableRecord {
     static let databaseTableName = "auditEvent"
+    /// The row id, which counts every company's events: for the order and the indexes, never shown.
     var id: Int64?
     var companyId: String
+    /// The event's number in its company's log, which is what the API shows as its id.
+    var number: Int64
     var at: Date
     var actorId: String?
     var action: String
@@ -21,7 +24,7 @@ struct AuditRecord: Codable, FetchableRecord, TableRecord {
 
     var event: AuditEvent {
         AuditEvent(
-            id: id ?? 0, companyID: CompanyID(unchecked: companyId), at: at, actorID: actorId.map(UserID.init(unchecked:)),
+            id: number, companyID: CompanyID(unchecked: companyId), at: at, actorID: actorId.map(UserID.init(unchecked:)),
             action: AuditAction(rawValue: action) ?? .unlock, lockID: lockId.flatMap(LockID.init), roomID: roomId.map(RoomID.init(unchecked:)),
             subjectID: subjectId.map(UserID.init(unchecked:)), outcome: AuditOutcome(rawValue: outcome) ?? .error, reason: reason,
             changes: changes.flatMap { try? JSONDecoder().decode([AuditChange].self, from: Data($0.utf8)) } ?? [])
