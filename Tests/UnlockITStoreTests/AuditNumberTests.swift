@@ -104,7 +104,7 @@ extension SQLiteStoreTests {
             numbered == [
                 "c-alpha 0 #1", "c-beta 1 #1", "c-beta 2 #2", "c-alpha 3 #2", "c-beta 4 #3", "c-alpha 5 #3", "c-alpha 6 #4",
             ])
-        #expect(throws: DatabaseError.self) { try upgraded.write { db in try db.execute(sql: "UPDATE auditEvent SET number = 9") } }
+        #expect(throws: DatabaseError.self) { try upgraded.write { db in try db.execute(sql: "UPDATE auditEvent SET reason = 'changed'") } }
         #expect(throws: DatabaseError.self) { try upgraded.write { db in try db.execute(sql: "DELETE FROM auditEvent") } }
     }
 }
