@@ -107,4 +107,23 @@ extension SQLiteStoreTests {
         #expect(throws: DatabaseError.self) { try upgraded.write { db in try db.execute(sql: "UPDATE auditEvent SET reason = 'changed'") } }
         #expect(throws: DatabaseError.self) { try upgraded.write { db in try db.execute(sql: "DELETE FROM auditEvent") } }
     }
+
+    @Test("A page without a window runs down an index that ends in its order: the number's, or the filtered column's")
+    func pagesNeedNoSort() async throws {
+        let (company, _) = try await makeCompany("Plans")
+        let cases: [(AuditQuery, String)] = [
+            (AuditQuery(companyID: company.id), "auditEvent_number"),
+            (AuditQuery(companyID: company.id, before: 42), "auditEvent_number"),
+            (AuditQuery(companyID: company.id, lockID: LockID("lock-plan")!, before: 42), "auditEvent_lock"),
+            (AuditQuery(companyID: company.id, action: .unlock), "auditEvent_action"),
+        ]
+        for (query, index) in cases {
+            let plan = try store.read { db in
+                let statement = try SQLiteStore.auditRequest(query, db).makePreparedRequest(db).statement
+                return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments).map { $0["detail"] as String }
+            }
+            #expect(plan.contains { $0.contains(index) }, "\(plan)")
+            #expect(!plan.contains { $0.contains("TEMP B-TREE") || $0.hasPrefix("SCAN") }, "\(plan)")
+        }
+    }
 }
