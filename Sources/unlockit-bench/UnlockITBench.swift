@@ -192,7 +192,12 @@ struct UnlockITBench: AsyncParsableCommand {
                 let hold = try await sustain(site, load, rate: rate, seconds: sustainSeconds)
                 guard hold.isSustained else {
                     failedHolds.append(hold)
-                    try await Task.sleep(for: .seconds(2))  // let the backlog of the failed hold drain
+                    // The next hold starts on a server at rest, not on the failed one's backlog (its
+                    // audit events still being written, seconds of them after a hold far past what
+                    // the host can take): one run held no rate at all after 75 s at 4,000/s, where
+                    // 2,000/s had taken 17 s to come down to its usual tail.
+                    let busy = try await untilQuiet(site)
+                    say(String(format: "the server was busy for %.1f s after the failed hold", busy))
                     continue
                 }
                 sustained = hold
@@ -274,6 +279,21 @@ struct UnlockITBench: AsyncParsableCommand {
         let after = try await settledOpenings(site, expectedAtLeast: before + run.granted)
         guard after - before == run.granted else { throw HarnessError("the locks opened \(after - before) times for \(run.granted) grants") }
         return run
+    }
+
+    /// Waits until the server uses less than a tenth of a core over a second (at most a minute), and
+    /// says how long that took, in seconds.
+    func untilQuiet(_ site: BenchSite) async throws -> Double {
+        let start = ContinuousClock.now
+        let pid = site.server.process.pid
+        var before = ProcessStats.cpuSeconds(pid: pid) ?? 0
+        while ContinuousClock.now - start < .seconds(60) {
+            try await Task.sleep(for: .seconds(1))
+            let now = ProcessStats.cpuSeconds(pid: pid) ?? 0
+            if now - before < 0.1 { break }
+            before = now
+        }
+        return (ContinuousClock.now - start).seconds
     }
 
     /// The fleet's opening count once it has caught up with the grants the clients saw.
