@@ -192,12 +192,11 @@ struct UnlockITBench: AsyncParsableCommand {
                 let hold = try await sustain(site, load, rate: rate, seconds: sustainSeconds)
                 guard hold.isSustained else {
                     failedHolds.append(hold)
-                    // The next hold starts on a server at rest, not on the failed one's backlog (its
-                    // audit events still being written, seconds of them after a hold far past what
-                    // the host can take): one run held no rate at all after 75 s at 4,000/s, where
-                    // 2,000/s had taken 17 s to come down to its usual tail.
-                    let busy = try await untilQuiet(site)
-                    say(String(format: "the server was busy for %.1f s after the failed hold", busy))
+                    // The next hold starts on a server at rest, not on whatever the failed one left
+                    // it doing: one run held no rate at all after 75 s at 4,000/s, far past the host,
+                    // where 2,000/s took 17 s to come down to its usual tail and then held it.
+                    let waited = try await untilQuiet(site)
+                    say(String(format: "the server was at rest %.0f s after the failed hold", waited))
                     continue
                 }
                 sustained = hold
