@@ -88,8 +88,16 @@ final class CompanyDailyBudget: Sendable {
     func count(_ answers: Int, by admin: User, now: Date, logger: Logger, warning: Logger.Message, refusal: (Duration) -> APIError) throws {
         guard answers > 0 else { return }
         let fits = count(answers, for: admin.companyID, now: now)
+        let wait = warnIfSpent(by: admin, now: now, logger: logger, warning: warning)
+        if !fits { throw refusal(wait ?? .seconds(Self.window)) }
+    }
+
+    /// Logs `warning` with the company and `admin` when the company's budget is spent, and returns
+    /// how long until it is open again: the request that spends it tells the operator of the pause.
+    @discardableResult
+    func warnIfSpent(by admin: User, now: Date, logger: Logger, warning: Logger.Message) -> Duration? {
         let wait = self.wait(for: admin.companyID, now: now)
         if wait != nil { logger.warning(warning, metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"]) }
-        if !fits { throw refusal(wait ?? .seconds(Self.window)) }
+        return wait
     }
 }

@@ -140,11 +140,9 @@ struct LocksController {
     /// A wrong setup code, its share of the budget taken: audited, denied, with `action`; the request
     /// that spends the budget tells the operator of the pause.
     private func wrongSetupCode(_ action: AuditAction, by admin: User, lock: LockID, room: RoomID?) async throws {
-        if services.wrongSetupCodeLimiter.wait(for: admin.companyID, now: services.clock.now()) != nil {
-            services.logger.warning(
-                "a company's admins gave too many wrong setup codes; their registrations of factory ids and activations are paused",
-                metadata: ["company": "\(admin.companyID)", "admin": "\(admin.id)"])
-        }
+        services.wrongSetupCodeLimiter.warnIfSpent(
+            by: admin, now: services.clock.now(), logger: services.logger,
+            warning: "a company's admins gave too many wrong setup codes; their registrations of factory ids and activations are paused")
         try await services.store.append(
             services.audit(action, by: admin, company: admin.companyID, outcome: .denied, reason: .setupCodeMismatch, lock: lock, room: room))
     }
