@@ -51,9 +51,11 @@ extension SQLiteStore {
             request = request.filter(Column("actorId") == user.rawValue || Column("subjectId") == user.rawValue)
             filtered = true
         }
-        for (column, value) in [("lockId", query.lockID?.rawValue), ("roomId", query.roomID?.rawValue)] + [
-            ("action", query.action?.rawValue), ("outcome", query.outcome?.rawValue),
-        ] {
+        let columns = [
+            ("lockId", query.lockID?.rawValue), ("roomId", query.roomID?.rawValue), ("action", query.action?.rawValue),
+            ("outcome", query.outcome?.rawValue),
+        ]
+        for (column, value) in columns {
             guard let value else { continue }
             request = request.filter(Column(column) == value)
             filtered = true
