@@ -496,6 +496,48 @@ import UnlockITCore
         await #expect(throws: ActivationFailure.alreadyActivated) { _ = try await otherKey.value }
     }
 
+    @Test func aProofThatReachedTheLockTooLateIsATimeoutNotAnotherKey() async throws {
+        let (gateway, link) = gateway()
+        let code = SetupCode.random()
+        let pending = PendingPairing(key: key, wrappedKey: KeyWrap.wrap(key, setupCode: code, lock: lock).wrappedKey)
+        var sent = 0
+        /// Resumes a pairing on an activated lock, which refuses the proof for `reason`.
+        func resume(refusedFor reason: DenialReason) async throws -> Task<Key128, any Error> {
+            let attempt = Task { try await gateway.activate(lock, setupCode: code, pending: { pending }) { _ in Issue.record("nothing to hold") } }
+            sent += 1
+            guard case .activate(let req) = try await link.waitForCommand(sent) else { throw link.failure("expected activate") }
+            answer(gateway, from: lock, .error(req: req, reason: .alreadyActivated))
+            sent += 1
+            guard case .challenge(let proof) = try await link.waitForCommand(sent) else { throw link.failure("expected a challenge") }
+            answer(gateway, from: lock, .nonce(req: proof, nonce: .random()))
+            sent += 1
+            guard case .confirm = try await link.waitForCommand(sent) else { throw link.failure("expected a confirm") }
+            answer(gateway, from: lock, .result(req: proof, granted: false, reason: reason))
+            return attempt
+        }
+
+        // The lock's challenge lapsed before the proof arrived: says nothing about the lock's key.
+        let late = try await resume(refusedFor: .expired)
+        await #expect(throws: ActivationFailure.lockTimeout) { _ = try await late.value }
+        // The lock had lost the challenge (it reconnected in between): nor does this.
+        let forgotten = try await resume(refusedFor: .noPendingChallenge)
+        await #expect(throws: ActivationFailure.lockDenied) { _ = try await forgotten.value }
+
+        // A first pairing whose proof arrived too late: also a timeout, and the next attempt can finish.
+        let fresh = Task { try await gateway.activate(lock, setupCode: code, pending: { nil }) { _ in } }
+        sent += 1
+        guard case .activate(let req) = try await link.waitForCommand(sent) else { throw link.failure("expected activate") }
+        let (wrapped, kcv) = KeyWrap.wrap(key, setupCode: code, lock: lock)
+        answer(gateway, from: lock, .activated(req: req, wrappedKey: wrapped, kcv: kcv))
+        sent += 1
+        guard case .challenge(let challenge) = try await link.waitForCommand(sent) else { throw link.failure("expected a challenge") }
+        answer(gateway, from: lock, .nonce(req: challenge, nonce: .random()))
+        sent += 1
+        guard case .confirm = try await link.waitForCommand(sent) else { throw link.failure("expected a confirm") }
+        answer(gateway, from: lock, .result(req: challenge, granted: false, reason: .expired))
+        await #expect(throws: ActivationFailure.lockTimeout) { _ = try await fresh.value }
+    }
+
     @Test func nothingIsSentBeforeTheServersBrokerRoleIsInPlace() async throws {
         let link = FakeLink()
         let gateway = LockGateway(

@@ -256,8 +256,11 @@ public final class LockGateway: Sendable {
         }
         switch await exchange(.confirm(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key)), with: lock, deadline: deadline) {
         case .event(.result(_, true, _)): return key
-        // Resuming, a refused proof means the lock was activated with another key.
-        case .event(.result(_, false, _)) where resuming: throw ActivationFailure.alreadyActivated
+        // The proof reached the lock after its challenge had lapsed (a stall of seconds on the way):
+        // nothing was decided, and the next attempt can finish.
+        case .event(.result(_, false, .expired)): throw ActivationFailure.lockTimeout
+        // Resuming, a wrong proof means the lock was activated with another key.
+        case .event(.result(_, false, .badResponse)) where resuming: throw ActivationFailure.alreadyActivated
         case .event(.error(_, .alreadyActivated)): throw ActivationFailure.alreadyActivated
         case .event(.error(_, .notInPairingMode)): throw ActivationFailure.notInPairingMode
         case .event: throw ActivationFailure.lockDenied
