@@ -287,7 +287,8 @@ import UnlockITCore
 
     @Test("The broker's disconnection writes the will's offline status; a retirement clears the status")
     func retainedStatusAfterTheBrokerDisconnects() async throws {
-        let (gateway, link) = gateway(timeout: .seconds(10))
+        let metrics = ServerMetrics()
+        let (gateway, link) = gateway(timeout: .seconds(10), metrics: metrics)
         #expect(link.retained.isEmpty)
         gateway.brokerDisconnected(lock)
         let written = try #require(link.retained.last)
@@ -301,6 +302,11 @@ import UnlockITCore
         let cleared = try #require(link.retained.last)
         #expect(cleared.topic == Topics.status(other) && cleared.payload.isEmpty && cleared.qos == .atMostOnce)
         #expect(link.retained.count == 2)
+        // Nothing of the retired lock's presence is kept, nor left to write: the other lock's stays.
+        #expect(gateway.presence(of: other) == nil)
+        #expect(gateway.takePresenceChanges().map(\.lock) == [lock])
+        #expect(gateway.presence(of: lock)?.online == false)
+        #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains("unlockit_locks_online 0"))
     }
 
     @Test func theLastWillEndsAnUnlockWaitingForItsTurnAtOnceToo() async throws {

@@ -115,9 +115,11 @@ public final class LockGateway: Sendable {
 
     /// The lock was retired and its broker account deleted, which disconnects it without its will.
     /// Its waiting exchanges end as offline, and its retained status is cleared (an empty retained
-    /// message), since the lock will never write one again.
+    /// message), since the lock will never write one again. What is known of its presence goes too:
+    /// nothing shows a retired lock's, and the store writes none into a retired lock's row.
     public func retired(_ lock: LockID) {
         took(lock, online: false, changed: presence.disconnected(lock, now: clock.now()))
+        presence.forget(lock)
         presenceLines.forget(lock)
         retainStatus(of: lock, [])
     }
