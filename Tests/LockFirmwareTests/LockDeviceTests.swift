@@ -20,14 +20,19 @@ import UnlockITCore
         device.handle(command.encoded(), now: t0 + offset)
     }
 
-    /// Runs challenge → nonce and returns the correct response for it.
-    func challenge(_ device: inout LockDevice, req: RequestID, at offset: Duration = .zero) throws -> Block128 {
+    /// Runs challenge → nonce and returns the nonce.
+    func nonce(_ device: inout LockDevice, req: RequestID, at offset: Duration = .zero) throws -> Block128 {
         let effects = send(&device, .challenge(req: req), at: offset)
         guard case .publish(.nonce(let answered, let nonce)) = try #require(effects.first), answered == req else {
             Issue.record("expected a nonce, got \(effects)")
             return .zero
         }
-        return ChallengeResponse.compute(nonce: nonce, key: device.flash.deviceKey)
+        return nonce
+    }
+
+    /// Runs challenge → nonce and returns the correct `respond` proof for it.
+    func challenge(_ device: inout LockDevice, req: RequestID, at offset: Duration = .zero) throws -> Block128 {
+        ChallengeResponse.compute(nonce: try nonce(&device, req: req, at: offset), key: device.flash.deviceKey)
     }
 
     @Test func pairingNeedsPairingModeAndHappensOnlyOnce() throws {
@@ -51,7 +56,7 @@ import UnlockITCore
         guard case .publish(.nonce(_, let nonce)) = try #require(nonceEffects.first) else {
             Issue.record("not the answer the protocol gives here"); return
         }
-        let confirmed = send(&device, .confirm(req: confirm, response: ChallengeResponse.compute(nonce: nonce, key: key)))
+        let confirmed = send(&device, .confirm(req: confirm, response: ChallengeResponse.confirmation(nonce: nonce, key: key)))
         #expect(confirmed == [.persist(req: confirm), .publish(.result(req: confirm, granted: true, reason: nil)), .statusChanged])
         #expect(device.flash.activated)
         #expect(!device.isPairing(now: t0))
@@ -74,7 +79,7 @@ import UnlockITCore
         guard case .publish(.nonce(_, let nonce)) = try #require(send(&device, .challenge(req: confirm)).first) else {
             Issue.record("not the answer the protocol gives here"); return
         }
-        _ = send(&device, .confirm(req: confirm, response: ChallengeResponse.compute(nonce: nonce, key: key)))
+        _ = send(&device, .confirm(req: confirm, response: ChallengeResponse.confirmation(nonce: nonce, key: key)))
         #expect(device.flash.activated)
         // The runtime could not write the flash.
         #expect(device.activationNotStored(req: confirm) == [.publish(.result(req: confirm, granted: false, reason: .notActivated))])
@@ -86,7 +91,7 @@ import UnlockITCore
     @Test func anActivatedLockAnswersALaterConfirmationWithoutOpening() throws {
         var device = device(activated: true)
         let req = RequestID("again")!
-        let expected = try challenge(&device, req: req)
+        let expected = ChallengeResponse.confirmation(nonce: try nonce(&device, req: req), key: device.flash.deviceKey)
         // The proof a server gives after losing the answer that activated the lock: answered, nothing else.
         #expect(send(&device, .confirm(req: req, response: expected)) == [.publish(.result(req: req, granted: true, reason: nil))])
         #expect(device.flash.activated)
@@ -99,6 +104,34 @@ import UnlockITCore
         _ = try challenge(&device, req: wrong)
         #expect(send(&device, .confirm(req: wrong, response: .random())) == [.publish(.result(req: wrong, granted: false, reason: .badResponse))])
         #expect(device.counters.openings == 0)
+    }
+
+    @Test func aConfirmationsProofOpensNothingAndARespondsConfirmsNothing() throws {
+        var device = device(activated: true)
+        let key = device.flash.deviceKey
+        // A confirmation's proof with its `op` rewritten to `respond`: refused, and nothing opens.
+        let rewritten = RequestID("rewritten")!
+        let first = try nonce(&device, req: rewritten)
+        #expect(
+            send(&device, .respond(req: rewritten, response: ChallengeResponse.confirmation(nonce: first, key: key)))
+                == [.publish(.result(req: rewritten, granted: false, reason: .badResponse))])
+        #expect(device.counters.openings == 0)
+        // A respond's proof sent as a confirmation: refused by an activated lock…
+        let asConfirm = RequestID("as-confirm")!
+        let second = try nonce(&device, req: asConfirm)
+        #expect(
+            send(&device, .confirm(req: asConfirm, response: ChallengeResponse.compute(nonce: second, key: key)))
+                == [.publish(.result(req: asConfirm, granted: false, reason: .badResponse))])
+        // … and by one in pairing, which stays unactivated.
+        var pairing = self.device()
+        pairing.enterPairingMode(now: t0)
+        _ = send(&pairing, .activate(req: RequestID("p1")!))
+        let confirm = RequestID("p2")!
+        let third = try nonce(&pairing, req: confirm)
+        #expect(
+            send(&pairing, .confirm(req: confirm, response: ChallengeResponse.compute(nonce: third, key: pairing.flash.deviceKey)))
+                == [.publish(.result(req: confirm, granted: false, reason: .badResponse))])
+        #expect(!pairing.flash.activated)
     }
 
     @Test func pairingModeExpires() {

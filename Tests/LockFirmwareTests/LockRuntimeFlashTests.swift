@@ -56,7 +56,7 @@ import UnlockITCore
         let key = try #require(KeyWrap.unwrap(wrapped, kcv: kcv, setupCode: flash.setupCode, lock: lock))
         let req = RequestID.random()
         guard case .nonce(_, let nonce) = try await answer(to: .challenge(req: req)) else { throw HarnessError("no nonce") }
-        let result = try await answer(to: .confirm(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key)))
+        let result = try await answer(to: .confirm(req: req, response: ChallengeResponse.confirmation(nonce: nonce, key: key)))
         let activatedOnFile = try FlashFile(path: path).load().activated
         let activatedInMemory = runtime.isActivated
         await runtime.shutdown()

@@ -33,7 +33,7 @@ import UnlockITCore
     }
 
     @Test func documentHasTheExample() {
-        #expect(Self.vectors.count == 12)
+        #expect(Self.vectors.count == 14)
         #expect(Self.block("wire").count == 16)
     }
 
@@ -65,6 +65,8 @@ import UnlockITCore
         let key = try #require(Key128(try hex("deviceKey")))
         let nonce = try #require(Block128(try hex("nonce")))
         #expect(ChallengeResponse.compute(nonce: nonce, key: key).bytes == (try hex("response")))
+        #expect(ChallengeResponse.confirmationKey(key).bytes == (try hex("confirmKey")))
+        #expect(ChallengeResponse.confirmation(nonce: nonce, key: key).bytes == (try hex("confirmation")))
     }
 
     /// Every example message decodes, and encoding the decoded value gives back the same bytes.
@@ -85,6 +87,8 @@ import UnlockITCore
         let wire = Self.block("wire")
         let activated = try Event.decode(Array(wire[1].dropFirst(4).utf8))
         #expect(activated == .activated(req: RequestID("pair-1")!, wrappedKey: Block128(try hex("wrappedKey"))!, kcv: try hex("kcv")))
+        let confirm = try Command.decode(Array(wire[4].dropFirst(4).utf8))
+        #expect(confirm == .confirm(req: RequestID("pair-2")!, response: Block128(try hex("confirmation"))!))
         let respond = try Command.decode(Array(wire[8].dropFirst(4).utf8))
         #expect(respond == .respond(req: RequestID("a1b2c3d4e5f60718")!, response: Block128(try hex("response"))!))
     }

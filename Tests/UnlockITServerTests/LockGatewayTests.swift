@@ -428,7 +428,9 @@ import UnlockITCore
         answer(gateway, from: lock, .nonce(req: proof, nonce: nonce))
         guard case .confirm(let confirmReq, let response) = try await link.waitForCommand(6) else { throw link.failure("expected a confirm") }
         #expect(confirmReq == proof)
-        #expect(response == AES128.encrypt(nonce, key: key))
+        // The confirmation's proof, under the key derived for it: not a proof that would open the door.
+        #expect(response == AES128.encrypt(nonce, key: Key128(AES128.encrypt(Block128(Array("unlockit-confirm".utf8))!, key: key).bytes)!))
+        #expect(response != AES128.encrypt(nonce, key: key))
         answer(gateway, from: lock, .result(req: proof, granted: true, reason: nil))
         #expect(try await second.value.bytes == key.bytes)
     }
@@ -464,7 +466,7 @@ import UnlockITCore
         let nonce = Block128.random()
         answer(gateway, from: lock, .nonce(req: proof, nonce: nonce))
         guard case .confirm(_, let response) = try await link.waitForCommand(6) else { throw link.failure("expected a confirm") }
-        #expect(response == AES128.encrypt(nonce, key: key))
+        #expect(response == ChallengeResponse.confirmation(nonce: nonce, key: key))
         answer(gateway, from: lock, .result(req: proof, granted: true, reason: nil))
         #expect(try await second.value.bytes == key.bytes)
     }

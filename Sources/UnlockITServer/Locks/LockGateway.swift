@@ -256,7 +256,7 @@ public final class LockGateway: Sendable {
         case .event: throw ActivationFailure.lockDenied
         case let other: throw Self.failure(other)
         }
-        switch await exchange(.confirm(req: req, response: ChallengeResponse.compute(nonce: nonce, key: key)), with: lock, deadline: deadline) {
+        switch await exchange(.confirm(req: req, response: ChallengeResponse.confirmation(nonce: nonce, key: key)), with: lock, deadline: deadline) {
         case .event(.result(_, true, _)): return key
         // The proof reached the lock after its challenge had lapsed (a stall of seconds on the way):
         // nothing was decided, and the next attempt can finish.

@@ -26,8 +26,15 @@ public struct LockDevice: Sendable {
 
     private struct PendingChallenge {
         let req: RequestID
+        let nonce: Block128
+        /// The `respond` proof, ready for the unlock that asked (a `confirm`'s is worked out when one comes).
         let expected: Block128
         let expires: ContinuousClock.Instant
+    }
+
+    /// Which proof a command carries: the two differ (``ChallengeResponse``), so neither passes as the other.
+    private enum Proof {
+        case respond, confirm
     }
 
     public private(set) var flash: Flash
@@ -111,23 +118,29 @@ public struct LockDevice: Sendable {
         }
         let nonce = Block128.random()
         pending = PendingChallenge(
-            req: req, expected: ChallengeResponse.compute(nonce: nonce, key: flash.deviceKey), expires: now + settings.challengeLifetime)
+            req: req, nonce: nonce, expected: ChallengeResponse.compute(nonce: nonce, key: flash.deviceKey),
+            expires: now + settings.challengeLifetime)
         counters.challenges += 1
         return [.publish(.nonce(req: req, nonce: nonce))]
     }
 
-    /// Consumes the pending challenge, whatever the outcome, and checks `response` against it.
-    private mutating func takeChallenge(req: RequestID, response: Block128, now: ContinuousClock.Instant) -> DenialReason? {
+    /// Consumes the pending challenge, whatever the outcome, and checks `response` against it as a `proof`.
+    private mutating func takeChallenge(req: RequestID, response: Block128, as proof: Proof, now: ContinuousClock.Instant) -> DenialReason? {
         guard let challenge = pending else { return .noPendingChallenge }
         pending = nil
         guard challenge.req == req else { return .noPendingChallenge }
         guard now < challenge.expires else { return .expired }
-        guard response.constantTimeEquals(challenge.expected) else { return .badResponse }
+        let expected =
+            switch proof {
+            case .respond: challenge.expected
+            case .confirm: ChallengeResponse.confirmation(nonce: challenge.nonce, key: flash.deviceKey)
+            }
+        guard response.constantTimeEquals(expected) else { return .badResponse }
         return nil
     }
 
     private mutating func respond(req: RequestID, response: Block128, now: ContinuousClock.Instant) -> [Effect] {
-        var denial = takeChallenge(req: req, response: response, now: now)
+        var denial = takeChallenge(req: req, response: response, as: .respond, now: now)
         if denial == nil && !flash.activated { denial = .notActivated }
         if let denial {
             counters.denials += 1
@@ -140,8 +153,9 @@ public struct LockDevice: Sendable {
     private mutating func confirm(req: RequestID, response: Block128, now: ContinuousClock.Instant) -> [Effect] {
         if flash.activated {
             // The server's proof after it lost this lock's answer to the confirmation that activated
-            // it: checked like a `respond`, answered, and nothing else (no opening, no flash write).
-            if let denial = takeChallenge(req: req, response: response, now: now) {
+            // it: checked as a `respond` is (with the confirmation's proof), answered, and nothing
+            // else (no opening, no flash write).
+            if let denial = takeChallenge(req: req, response: response, as: .confirm, now: now) {
                 counters.denials += 1
                 return [.publish(.result(req: req, granted: false, reason: denial))]
             }
@@ -151,7 +165,7 @@ public struct LockDevice: Sendable {
             pending = nil
             return [.publish(.error(req: req, reason: .notInPairingMode))]
         }
-        if let denial = takeChallenge(req: req, response: response, now: now) {
+        if let denial = takeChallenge(req: req, response: response, as: .confirm, now: now) {
             counters.denials += 1
             return [.publish(.result(req: req, granted: false, reason: denial))]
         }
