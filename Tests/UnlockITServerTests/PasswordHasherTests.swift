@@ -50,6 +50,21 @@ private let local = PasswordHasher.localClient
         #expect(try await hasher.verify(decomposed, hash: legacy, client: local))
     }
 
+    @Test("An unknown account's password is checked against a hash of the current cost, with no hash made for it first")
+    func theThrowawayHashNeedsNoHashing() async throws {
+        let hasher = PasswordHasher(cost: 5, concurrency: 1)
+        try await hasher.verifyNothing("any password at all", client: local)
+        #expect(hasher.hashesMade == 0)
+        for cost in [4, 5, 10, 12, 31] {
+            let hash = PasswordHasher.timingHash(cost: cost)
+            #expect(PasswordHasher.cost(of: hash) == cost && PasswordHasher.roundsToMatch(cost: cost, hash: hash) == 1, "\(hash)")
+        }
+        // At cost 5 it is the test vector itself: a genuine bcrypt output, whose salt bcrypt takes,
+        // so a check against it at any cost runs in full rather than being refused as malformed.
+        #expect(Bcrypt.verify("U*U", hash: PasswordHasher.timingHash(cost: 5)))
+        #expect(!Bcrypt.verify("U*U", hash: PasswordHasher.timingHash(cost: 6)))
+    }
+
     @Test("A failure against a hash of a lower cost is repeated until it takes as long as one at the current cost")
     func lowerCostHashesArePaddedToTheCurrentCost() async throws {
         let hasher = PasswordHasher(cost: 12, concurrency: 1)

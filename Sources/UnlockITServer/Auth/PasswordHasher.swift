@@ -29,7 +29,8 @@ public final class PasswordHasher: Sendable {
     let cost: Int
     private let limiter: AsyncLimiter
     private let pool: NIOThreadPool
-    private let dummy = Mutex<String?>(nil)
+    /// What ``verifyNothing(_:client:)`` checks against: ``timingHash(cost:)`` of this hasher's cost.
+    private let timingHash: String
     private let made = Atomic<Int>(0)
 
     /// How many hashes of new passwords were made (for tests).
@@ -39,6 +40,7 @@ public final class PasswordHasher: Sendable {
     ///   seconds of queue at cost 12 with one slot.
     public init(cost: Int, concurrency: Int, maxWaiting: Int = 8) {
         self.cost = cost
+        self.timingHash = Self.timingHash(cost: cost)
         self.limiter = AsyncLimiter(limit: concurrency, maxWaiting: maxWaiting)
         self.pool = NIOThreadPool(numberOfThreads: concurrency)
         pool.start()
@@ -112,18 +114,21 @@ public final class PasswordHasher: Sendable {
     }
 
     /// Verifies against a throwaway hash of the same cost: a sign-in for an account that does not
-    /// exist (or has no password) costs as much time as a wrong password, so timing reveals nothing.
+    /// exist (or has no password) costs as much time as a wrong password, so timing reveals nothing,
+    /// from the first such sign-in after a start on (no hash is made for it first).
     public func verifyNothing(_ password: String, client: String) async throws {
-        let existing = dummy.withLock { $0 }
-        let hash: String
-        if let existing {
-            hash = existing
-        } else {
-            hash = try await self.hash("unlockit timing equaliser", client: client)
-            dummy.withLock { $0 = hash }
-        }
-        _ = try await verify(password, hash: hash, client: client)
+        _ = try await verify(password, hash: timingHash, client: client)
     }
+
+    /// A bcrypt string of `cost` that no password is known to match: the salt and digest of a genuine
+    /// bcrypt output (the published test vector of `U*U` at cost 5), with the cost set to `cost`.
+    /// Checking a password against it runs bcrypt in full at that cost, as against any account's
+    /// hash; the salt is well formed, so nothing refuses it early.
+    static func timingHash(cost: Int) -> String {
+        "$2b$" + (cost < 10 ? "0" : "") + "\(cost)$" + timingHashSaltAndDigest
+    }
+
+    static let timingHashSaltAndDigest = "CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"
 
     /// NFKC: compatibility characters folded (the ligature `ﬁ` is `fi`), then composed.
     static func normalised(_ password: String) -> String {
