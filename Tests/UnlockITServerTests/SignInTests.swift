@@ -280,6 +280,40 @@ struct SignInTests {
         }
     }
 
+    @Test("A disabled account's right password is answered and counted as a wrong one; the company's log says which it was")
+    func aDisabledAccountsPasswordIsNotConfirmed() async throws {
+        let harness = try Harness {
+            $0.lockoutThreshold = 5; $0.lockoutSeconds = 60
+        }
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run { api in
+            let admin = try await api.session("admin@acme.test", initial)
+            let password = "the leaver's own password"
+            let created = try await api.post(
+                "/api/v1/users", admin,
+                ["email": "leaver@acme.test", "name": "Leaver", "role": "employee", "securityLevel": 1, "password": password])
+            let leaver = try #require((created.json["user"] as? [String: any Sendable])?["id"] as? String, "\(created)")
+            func enable(_ enabled: Bool) async throws {
+                #expect(try await api.call(.patch, "/api/v1/users/\(leaver)", token: admin, json: ["enabled": enabled]).status == 200)
+            }
+            try await enable(false)
+            let wrong = try await api.signIn("leaver@acme.test", "not the password")
+            let right = try await api.signIn("leaver@acme.test", password)
+            #expect(right.status == 401 && right.body == wrong.body, "\(right)")
+            // Counted as failures: with three more, the account is locked out, and enabled again it
+            // waits out the lock-out like any other.
+            for _ in 0..<3 { _ = try await api.signIn("leaver@acme.test", password) }
+            try await enable(true)
+            #expect(try await api.signIn("leaver@acme.test", password).status == 401)
+            harness.clock.advance(61)
+            #expect(try await api.signIn("leaver@acme.test", password).status == 200)
+            let audit = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", admin)
+            let reasons = audit.items.filter { ($0["subjectId"] as? String) == leaver }.compactMap { $0["reason"] as? String }
+            #expect(
+                reasons.sorted() == ["throttled", "user_disabled", "user_disabled", "user_disabled", "user_disabled", "wrong_password"], "\(reasons)")
+        }
+    }
+
     @Test("One client's sign-in attempts are limited per minute, password and OpenID Connect alike: 429 with Retry-After")
     func perClientLimit() async throws {
         // A budget of one attempt, refilled after a minute: far longer than the bcrypt pass between

@@ -64,21 +64,29 @@ struct AuthController {
             throw APIError.invalidCredentials
         }
         var account: (user: User, hash: String)?
+        var rightButDisabled = false
         let passed = try await services.signInLimiter.verdict(of: attempt, at: services.clock.now) {
             guard let (user, hash) = try await services.store.credentials(email: email), let hash else {
                 try await services.hasher.verifyNothing(body.password, client: client)
                 return false
             }
             account = (user, hash)
-            return try await services.hasher.verify(body.password, hash: hash, client: client)
+            let right = try await services.hasher.verify(body.password, hash: hash, client: client)
+            // A disabled account's right password is answered, and counted, as a wrong one: a
+            // different answer (or the limiter's count set back) would confirm a guess at the
+            // password of an account its owner has left, which may well open something elsewhere.
+            rightButDisabled = right && !user.enabled
+            return right && user.enabled
         }
         guard let (user, hash) = account, passed else {
-            services.metrics.signIn(outcome: "failure")
+            services.metrics.signIn(outcome: rightButDisabled ? "user_disabled" : "failure")
             // Queued, not awaited: an unknown email writes nothing, and waiting for this commit
-            // would tell the two apart by the answer's time.
+            // would tell the two apart by the answer's time. The company's log says which it was.
             if let (user, _) = account {
                 services.store.enqueue(
-                    services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .wrongPassword, subject: user.id))
+                    services.audit(
+                        .signIn, by: nil, company: user.companyID, outcome: .denied, reason: rightButDisabled ? .userDisabled : .wrongPassword,
+                        subject: user.id))
             }
             throw APIError.invalidCredentials
         }
@@ -142,11 +150,13 @@ struct AuthController {
     private func startSession(
         for user: User, method: AuditReason, verifiedHash: String?, spending idToken: SpentIDToken? = nil
     ) async throws -> SignedIn {
+        /// A user disabled since they were read. Told so after an ID token, which the identity
+        /// provider vouched for; after a password, answered as a wrong one (see ``signIn(request:context:)``).
         func refuseDisabled() async throws -> Never {
             try await services.store.append(
                 services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .userDisabled, subject: user.id))
             services.metrics.signIn(outcome: "user_disabled")
-            throw APIError.userDisabled
+            throw method == .password ? APIError.invalidCredentials : APIError.userDisabled
         }
         /// A copy of an ID token that has signed someone in: the user's company learns that someone holds it.
         func refuseReused() async throws -> Never {
