@@ -110,10 +110,16 @@ extension SQLiteStore {
     ) async throws {
         try await auditedWrite { db in
             if let admin { try Self.require(admin, db) }
+            // The stored hash: nil for no such user, .some(nil) for one without a password.
+            let stored: String?? = try Row.fetchOne(
+                db, sql: #"SELECT passwordHash FROM "user" WHERE id = ? AND companyId = ?"#, arguments: [id.rawValue, company.rawValue]
+            ).map { row -> String? in row[0] }
             if let replacing {
-                let stored = try String.fetchOne(
-                    db, sql: #"SELECT passwordHash FROM "user" WHERE id = ? AND companyId = ?"#, arguments: [id.rawValue, company.rawValue])
                 guard stored == replacing else { throw StoreError.credentialsChanged }
+            } else if case .some(.none) = stored {
+                // An admin's reset of a user who signs in with OpenID Connect only would give them a
+                // password their identity provider knows nothing of: a way in around it.
+                throw StoreError.noPassword
             }
             try db.execute(
                 sql: #"UPDATE "user" SET passwordHash = ?, mustChangePassword = ?, updatedAt = ? WHERE id = ? AND companyId = ?"#,

@@ -377,6 +377,33 @@ struct CLIEndToEndTests {
         #expect(refused.status == 1 && refused.stderr.contains("The lock did not accept the pairing of lock-shy."), "\(refused)")
     }
 
+    @Test("A reset refused for a user who signs in with OpenID Connect only says so to the admin", arguments: ["en", "da"])
+    func aResetOfAnOIDCOnlyUser(language: String) async throws {
+        let directory = try TemporaryDirectory("unlockit-cli-oidc-only")
+        defer { directory.remove() }
+        let server = try ScriptedHTTPServer { request in
+            if request.hasPrefix("POST /api/v1/users/00000000-0000-4000-8000-000000000001/password ") {
+                let problem = #"{"type":"about:blank","title":"No password","status":409,"code":"no_password"}"#
+                return "HTTP/1.1 409 Conflict\r\nContent-Type: application/problem+json\r\nContent-Length: \(problem.utf8.count)\r\n"
+                    + "Connection: close\r\n\r\n\(problem)"
+            }
+            return Self.scriptedRead(request)
+        }
+        defer { server.stop() }
+        let admin = try Self.signedInAdmin(home: "\(directory.path)/home", language: language, server: server.port)
+        let refused = try await admin.run(["users", "reset-password", "clerk@acme.test", "--yes"])
+        let (message, hint) =
+            language == "en"
+            ? ("clerk@acme.test signs in with OpenID Connect only and has no password to reset.", "unlockit users edit clerk@acme.test --disable")
+            : (
+                "clerk@acme.test logger kun ind med OpenID Connect og har ingen adgangskode at nulstille.",
+                "unlockit users edit clerk@acme.test --disable"
+            )
+        #expect(refused.status == 1 && refused.stderr.contains(message) && refused.stderr.contains(hint), "\(refused)")
+        // Not the words meant for the account's own user.
+        #expect(!refused.stderr.contains("--id-token"), "\(refused)")
+    }
+
     @Test("login --password-stdin without --email is refused before anything is sent")
     func passwordStdinNeedsAnEmail() async throws {
         let directory = try TemporaryDirectory("unlockit-cli-email")

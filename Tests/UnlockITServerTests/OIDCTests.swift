@@ -255,6 +255,34 @@ struct OIDCTests {
         }
     }
 
+    @Test("An admin's password reset gives a user who signs in with OpenID Connect only no password")
+    func aResetGivesAnOIDCOnlyUserNoPassword() async throws {
+        let provider = Provider(kid: "key-1")
+        let keys = try KeysFile(publishing: provider)
+        defer { keys.directory.remove() }
+        let (harness, password) = try await Self.acme(trusting: keys)
+        let now = harness.clock.now
+        try await harness.run { api in
+            let admin = try await api.session("admin@acme.test", password)
+            let created = try await api.post(
+                "/api/v1/users", admin, ["email": "dave@acme.test", "name": "Dave", "role": "employee", "securityLevel": 1, "oidcOnly": true])
+            let dave = try #require((created.json["user"] as? [String: any Sendable])?["id"] as? String, "\(created)")
+            let idToken = try await provider.token(email: "dave@acme.test", expires: now + 3600, issued: now)
+            let signedIn = try #require(
+                try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken]).string("token"))
+            // Neither a password the server chooses nor one the admin does: a way in around the identity provider.
+            for body: [String: any Sendable] in [[:], ["password": "chosen by the admin 1"]] {
+                let reset = try await api.post("/api/v1/users/\(dave)/password", admin, body)
+                #expect(reset.status == 409 && reset.code == "no_password", "\(reset)")
+            }
+            #expect(try await api.signIn("dave@acme.test", "chosen by the admin 1").status == 401)
+            // Nothing else changed: his session goes on, and no reset is in the log.
+            #expect(try await api.get("/api/v1/me", signedIn).status == 200)
+            let log = try await api.get("/api/v1/audit?action=change_password", admin)
+            #expect(log.status == 200 && !log.items.contains { ($0["subjectId"] as? String) == dave }, "\(log)")
+        }
+    }
+
     @Test("After the issuer rotates its key, a token signed with the new one signs in without waiting an hour")
     func aRotatedKeyIsFetched() async throws {
         let old = Provider(kid: "key-old")

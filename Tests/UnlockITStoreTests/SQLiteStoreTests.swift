@@ -617,6 +617,25 @@ import UnlockITCore
         #expect(try await store.session(tokenHash: keep)?.session.isValid(at: now) == false)
     }
 
+    @Test func aResetGivesAUserWithoutAPasswordNone() async throws {
+        let (company, _) = try await makeCompany("Sigma")
+        let sso = makeUser(company.id, "sso@sigma.test")
+        try await store.createUser(sso, passwordHash: nil, checking: nil, audit: audit(company.id))
+        let token: [UInt8] = Array(repeating: 9, count: 32)
+        _ = try await store.createSession(
+            Session(tokenHash: token, userID: sso.id, createdAt: now, expiresAt: now.addingTimeInterval(3600)), verifiedHash: nil)
+        let events = try await store.auditEvents(AuditQuery(companyID: company.id)).count
+        await #expect(throws: StoreError.noPassword) {
+            try await store.setPassword(
+                sso.id, in: company.id, hash: "reset", mustChange: true, keepSession: nil, replacing: nil, checking: nil,
+                audit: audit(company.id, .changePassword))
+        }
+        // Nothing written: no password, the session goes on, no event.
+        #expect(try await store.credentials(email: sso.email).map { $0.passwordHash == nil } == true)
+        #expect(try await store.session(tokenHash: token)?.session.isValid(at: now) == true)
+        #expect(try await store.auditEvents(AuditQuery(companyID: company.id)).count == events)
+    }
+
     @Test func aSignInOrPasswordChangeThatVerifiedAnOldHashWritesNothing() async throws {
         let (company, admin) = try await makeCompany("Omega")
         let dave = makeUser(company.id, "dave@omega.test")

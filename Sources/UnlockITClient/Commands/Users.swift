@@ -181,6 +181,12 @@ struct Users: AsyncParsableCommand {
             } catch let error as CLIError where error.answerMissing {
                 throw error.missingAnswer(
                     noAnswer: l("error.password_reset_no_answer", found.email), hint: l("hint.password_reset_no_answer", found.email), l)
+            } catch let error as CLIError where error.problemCode == ProblemCode.noPassword.rawValue {
+                // The code's own message speaks to the account's user (`passwd`); this one to the admin.
+                var refusal = CLIError(
+                    l("error.reset_no_password", found.email), hint: l("hint.reset_no_password", found.email), status: error.status)
+                refusal.problemCode = error.problemCode
+                throw refusal
             }
             try context.output(reset) {
                 l("users.password_reset", found.email) + (reset.initialPassword.map { "\n" + l("users.initial_password", $0) } ?? "")

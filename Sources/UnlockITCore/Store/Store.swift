@@ -33,6 +33,8 @@ public protocol Store: Sendable {
     /// With `replacing`, only if the stored hash is still that one (the one the user's current
     /// password was just verified against; else ``StoreError/credentialsChanged``); with `admin`,
     /// only if that admin still passes ``AdminCheck``. A user not of `company` is ``StoreError/notFound``.
+    /// Without `replacing` (an admin's reset), a user who has no password (OpenID Connect only) is
+    /// ``StoreError/noPassword``: a reset does not give them one.
     func setPassword(
         _ id: UserID, in company: CompanyID, hash: String, mustChange: Bool, keepSession: [UInt8]?, replacing: String?,
         checking admin: AdminCheck?, audit: AuditEvent) async throws

@@ -21,6 +21,8 @@ public enum StoreError: Error, Sendable, Equatable {
     case credentialsChanged
     /// The user was disabled since the request checked it.
     case userDisabled
+    /// The user signs in with OpenID Connect only: they have no password for an admin to replace.
+    case noPassword
     /// The ID token has signed someone in before (``SpentIDToken``).
     case idTokenSpent
     /// The request's session ended (revoked, expired, its user deleted or disabled) while it ran.

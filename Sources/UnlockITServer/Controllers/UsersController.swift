@@ -319,7 +319,9 @@ struct UsersController {
         let body = try await request.decodeStrict(ResetPassword.self, context: context)
         // The body's own checks first: they need no read of the database.
         if let password = body.password, !Validation.password(password) { throw APIError.weakPassword }
-        guard try await services.store.user(id, in: admin.companyID) != nil else { throw APIError.notFound(.userNotFound) }
+        guard let user = try await services.store.user(id, in: admin.companyID) else { throw APIError.notFound(.userNotFound) }
+        // Before bcrypt: a user who signs in with OpenID Connect only gets no password (checked again as it is written).
+        guard case .some((_, .some)) = try await services.store.credentials(email: user.email) else { throw Self.noPasswordToReset }
         let generated = body.password == nil ? Self.initialPassword() : nil
         let hash = try await services.hasher.hash(body.password ?? generated!, client: services.client(of: request, context))
         do {
@@ -328,9 +330,15 @@ struct UsersController {
                 audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: .resetByAdmin, subject: id))
         } catch StoreError.notFound {
             throw APIError.notFound(.userNotFound)
+        } catch StoreError.noPassword {
+            throw Self.noPasswordToReset
         }
         return PasswordReset(initialPassword: generated)
     }
+
+    /// A reset would give a user who signs in with OpenID Connect only a password their identity
+    /// provider knows nothing of: a way in around its checks (and around disabling them there).
+    static let noPasswordToReset = APIError.conflict(.noPassword, "The user signs in with OpenID Connect only and has no password to reset")
 
     /// 100 random bits as four groups of five Crockford base32 characters, e.g. `7KQ2M-9XD4R-TAWZ3-C8HJN`.
     static func initialPassword() -> String {

@@ -67,6 +67,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case .roomNotFound: .notFound(.roomNotFound)
         case .credentialsChanged: .invalidCredentials
         case .userDisabled: .userDisabled
+        case .noPassword: .conflict(.noPassword, "The account signs in with OpenID Connect only and has no password")
         case .idTokenSpent: .idTokenInvalid
         case .sessionEnded: .unauthenticated
         case .adminRequired: .adminRequired
