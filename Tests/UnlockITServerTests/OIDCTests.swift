@@ -4,6 +4,7 @@ import JWTKit
 import SiteHarness
 import Testing
 import UnlockITCore
+import UnlockITStore
 
 @testable import UnlockITServer
 
@@ -280,6 +281,27 @@ struct OIDCTests {
             #expect(try await api.get("/api/v1/me", signedIn).status == 200)
             let log = try await api.get("/api/v1/audit?action=change_password", admin)
             #expect(log.status == 200 && !log.items.contains { ($0["subjectId"] as? String) == dave }, "\(log)")
+        }
+    }
+
+    @Test("A reset refused for a user without a password is refused before bcrypt: it makes no hash")
+    func aRefusedResetMakesNoHash() async throws {
+        let harness = try Harness()
+        let services = try harness.services()
+        let acme = try await harness.bootstrapCompany("Acme", email: "admin@acme.test")
+        let now = harness.clock.now
+        let sso = User(
+            id: .generate(), companyID: acme.id, email: "sso@acme.test", name: "S", role: .employee, securityLevel: 0, enabled: true,
+            mustChangePassword: false, createdAt: now, updatedAt: now)
+        try await harness.store.createUser(
+            sso, passwordHash: nil, checking: nil,
+            audit: AuditEvent(companyID: acme.id, at: now, actorID: nil, action: .createUser, outcome: .success))
+        try await harness.run(over: services) { api in
+            let admin = try await api.session("admin@acme.test", acme.password)
+            let before = services.hasher.hashesMade
+            let reset = try await api.post("/api/v1/users/\(sso.id)/password", admin, ["password": "chosen by the admin 1"])
+            #expect(reset.status == 409 && reset.code == "no_password", "\(reset)")
+            #expect(services.hasher.hashesMade == before)
         }
     }
 
