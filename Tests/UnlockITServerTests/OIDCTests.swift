@@ -72,6 +72,25 @@ struct OIDCTests {
         return (harness, try await harness.bootstrap("Acme", email: "admin@acme.test"))
     }
 
+    /// Runs `body` on Acme, trusting an issuer, with its admin's session, the id of Dave (an employee
+    /// who signs in with OpenID Connect only) and an ID token of the issuer's for him.
+    static func withOIDCOnlyDave(
+        _ body: @Sendable (_ harness: Harness, _ api: API, _ admin: String, _ dave: String, _ idToken: String) async throws -> Void
+    ) async throws {
+        let provider = Provider(kid: "key-1")
+        let keys = try KeysFile(publishing: provider)
+        defer { keys.directory.remove() }
+        let (harness, password) = try await acme(trusting: keys)
+        let now = harness.clock.now
+        try await harness.run { api in
+            let admin = try await api.session("admin@acme.test", password)
+            let created = try await api.post(
+                "/api/v1/users", admin, ["email": "dave@acme.test", "name": "Dave", "role": "employee", "securityLevel": 1, "oidcOnly": true])
+            let dave = try #require((created.json["user"] as? [String: any Sendable])?["id"] as? String, "\(created)")
+            try await body(harness, api, admin, dave, try await provider.token(email: "dave@acme.test", expires: now + 3600, issued: now))
+        }
+    }
+
     @Test("An issuer whose keys cannot be loaded answers 503 identity_provider_unavailable, not a bad token")
     func unavailableKeysAreNotABadToken() async throws {
         let provider = Provider(kid: "key-1")
@@ -237,18 +256,8 @@ struct OIDCTests {
 
     @Test("A user deleted while their ID token is checked is answered as an email without an account")
     func aUserDeletedMeanwhileHasNoAccount() async throws {
-        let provider = Provider(kid: "key-1")
-        let keys = try KeysFile(publishing: provider)
-        defer { keys.directory.remove() }
-        let (harness, password) = try await Self.acme(trusting: keys)
-        let now = harness.clock.now
-        try await harness.run { api in
-            let admin = try await api.session("admin@acme.test", password)
-            let created = try await api.post(
-                "/api/v1/users", admin, ["email": "dave@acme.test", "name": "Dave", "role": "employee", "securityLevel": 1, "oidcOnly": true])
-            let dave = try #require((created.json["user"] as? [String: any Sendable])?["id"] as? String, "\(created)")
+        try await Self.withOIDCOnlyDave { harness, api, _, dave, idToken in
             // Deleted while the sign-in runs: it still reads Dave, and its write of the session sees him gone.
-            let idToken = try await provider.token(email: "dave@acme.test", expires: now + 3600, issued: now)
             let reply = try await harness.whileUncommitted("DELETE FROM user WHERE id = ?", [dave]) {
                 try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken])
             }
@@ -258,17 +267,7 @@ struct OIDCTests {
 
     @Test("An admin's password reset gives a user who signs in with OpenID Connect only no password")
     func aResetGivesAnOIDCOnlyUserNoPassword() async throws {
-        let provider = Provider(kid: "key-1")
-        let keys = try KeysFile(publishing: provider)
-        defer { keys.directory.remove() }
-        let (harness, password) = try await Self.acme(trusting: keys)
-        let now = harness.clock.now
-        try await harness.run { api in
-            let admin = try await api.session("admin@acme.test", password)
-            let created = try await api.post(
-                "/api/v1/users", admin, ["email": "dave@acme.test", "name": "Dave", "role": "employee", "securityLevel": 1, "oidcOnly": true])
-            let dave = try #require((created.json["user"] as? [String: any Sendable])?["id"] as? String, "\(created)")
-            let idToken = try await provider.token(email: "dave@acme.test", expires: now + 3600, issued: now)
+        try await Self.withOIDCOnlyDave { _, api, admin, dave, idToken in
             let signedIn = try #require(
                 try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken]).string("token"))
             // Neither a password the server chooses nor one the admin does: a way in around the identity provider.
