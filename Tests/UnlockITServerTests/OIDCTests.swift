@@ -333,6 +333,36 @@ struct OIDCTests {
         }
     }
 
+    @Test("While an issuer's keys cannot be fetched, those it published last serve for a day after their fetch, and no longer")
+    func staleKeysServeForADay() async throws {
+        let provider = Provider(kid: "key-1")
+        let keys = try KeysFile(publishing: provider)
+        defer { keys.directory.remove() }
+        let harness = try await Self.acme(trusting: keys).harness
+        try await harness.run { api in
+            func signIn() async throws -> API.Reply {
+                let now = harness.clock.now
+                let idToken = try await provider.token(email: "admin@acme.test", expires: now + 3600, issued: now)
+                return try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken])
+            }
+            #expect(try await signIn().status == 200)
+            try FileManager.default.removeItem(atPath: keys.path)
+            // Past the hourly refresh, whose fetches fail: the keys loaded stay in use…
+            harness.clock.advance(3601)
+            #expect(try await signIn().status == 200)
+            harness.clock.advance(OIDCVerifier.staleKeysLimit - 3601 - 60)
+            #expect(try await signIn().status == 200)
+            // … until a day after they were fetched.
+            harness.clock.advance(120)
+            let stale = try await signIn()
+            #expect(stale.status == 503 && stale.code == "identity_provider_unavailable", "\(stale)")
+            // Once they can be fetched again, sign-ins work again.
+            try keys.publish(provider)
+            harness.clock.advance(OIDCVerifier.refetchInterval + 1)
+            #expect(try await signIn().status == 200)
+        }
+    }
+
     @Test("A user who signs in with OpenID Connect only needs an issuer that signs in their company")
     func oidcOnlyUsersNeedAnIssuer() async throws {
         var harness = try Harness()

@@ -178,10 +178,15 @@ public final class OIDCVerifier: Sendable {
     /// failed (a provider down, a 10 s timeout) is not tried again by every sign-in that follows.
     static let refetchInterval: TimeInterval = 30
 
+    /// How long after their last successful fetch an issuer's keys stay in use while fetches fail. An
+    /// issuer that withdrew a key (one that leaked) is believed within this long, even when its keys
+    /// cannot be fetched meanwhile; past it, its sign-ins wait for a fetch that works.
+    static let staleKeysLimit: TimeInterval = 24 * 3600
+
     /// The issuer's keys, loaded from its JWKS file or URL and refreshed hourly, or `again` now (a
     /// token no known key verifies). Sign-ins that need them while a fetch is under way wait for that
     /// one; none starts within ``refetchInterval`` of the last, and while fetches fail the keys
-    /// already loaded stay in use.
+    /// already loaded stay in use, for up to ``staleKeysLimit`` after they were fetched.
     private func keys(for issuer: Issuer, again: Bool = false) async throws(Failure) -> LoadedKeys {
         let now = clock.now()
         let cached = issuer.keys.withLock { $0 }
@@ -201,8 +206,8 @@ public final class OIDCVerifier: Sendable {
             return task
         }
         if let fetch, let loaded = await fetch.value { return loaded }
-        // No fetch now, or it failed: the keys already loaded, if any.
-        if let cached = issuer.keys.withLock({ $0 }) { return cached.loaded }
+        // No fetch now, or it failed: the keys already loaded, if any, unless they are too old to trust.
+        if let cached = issuer.keys.withLock({ $0 }), now.timeIntervalSince(cached.fetchedAt) < Self.staleKeysLimit { return cached.loaded }
         throw .keysUnavailable
     }
 
