@@ -27,18 +27,57 @@ import UnlockITCore
         #expect(Validation.email("åse.øster@ærø.dk") == "åse.øster@ærø.dk")
     }
 
+    /// `count` letters with no pattern: neither repeated nor a run.
+    static func varied(_ count: Int, from letters: String = "abcdefghijklmnopqrstuvwxyz") -> String {
+        let letters = Array(letters)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return String(
+            (0..<count).map { _ in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return letters[Int(state >> 33) % letters.count]
+            })
+    }
+
     @Test func passwordsAreTwelveToOneHundredTwentyEightCharacters() {
-        #expect(!Validation.password(String(repeating: "a", count: 11)))
-        #expect(Validation.password(String(repeating: "a", count: 12)))
-        #expect(Validation.password(String(repeating: "æ", count: 128)))
-        #expect(!Validation.password(String(repeating: "a", count: 129)))
+        #expect(!Validation.password(Self.varied(11)))
+        #expect(Validation.password(Self.varied(12)))
+        #expect(Validation.password(Self.varied(128, from: "æøåäöü")))
+        #expect(!Validation.password(Self.varied(129)))
         #expect(!Validation.password("twelve chars\u{0}"))
         #expect(Validation.password("correct horse battery staple"))
         // Code points, not what the eye counts: six accented letters written with combining accents
         // are twelve; 65 of them are 130, too long.
-        #expect(Validation.password(String(repeating: "e\u{301}", count: 6)))
+        #expect(Validation.password("a\u{301}e\u{301}i\u{301}o\u{301}u\u{301}y\u{301}"))
         #expect(!Validation.password(String(repeating: "e\u{301}", count: 65)))
-        #expect(!Validation.password(String(repeating: "é", count: 11)))
+        #expect(!Validation.password(Self.varied(11, from: "éáí")))
+    }
+
+    @Test("Passwords guessed first whatever their length are refused: repeated, runs, and the words of their context")
+    func guessablePasswords() {
+        let context = ["ann.hansen@acme.example", "Ann Hansen"]
+        let refused = [
+            // One piece repeated, the last copy perhaps cut short.
+            "aaaaaaaaaaaa", "abcabcabcabc", "passwordpassword", "2026202620262", "e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}",
+            // Runs along the alphabet, the digits or a keyboard row, either way and round again.
+            "abcdefghijkl", "lkjihgfedcba", "123456789012", "098765432109", "qwertyuiopas", "QWERTYUIOPASDFGH", "asdfghjklzxcvbnm", "azertyuiopqs",
+            // The service's name, the user's email or name, with digits, spaces or punctuation.
+            "Unlockit2026!", "unlock it 2026!", "ann.hansen@acme.example", "ANN.HANSEN@ACME.EXAMPLE", "Hansen 1985!!!", "annhansen2026",
+            "acme12345678",
+            // Fullwidth letters are the same as they are hashed (NFKC).
+            "\u{FF55}\u{FF4E}\u{FF4C}\u{FF4F}\u{FF43}\u{FF4B}\u{FF49}\u{FF54}2026!",
+        ]
+        for password in refused {
+            #expect(!Validation.password(password, context: context), "\(password)")
+        }
+        let accepted = [
+            "correct horse battery staple", "847261930475", "Hansen's 3 red bicycles", "Ann and the 12 lanterns", "qwerty is not my password",
+            "aaaaaaaaaaab", "abcdefghijkm",
+        ]
+        for password in accepted {
+            #expect(Validation.password(password, context: context), "\(password)")
+        }
+        // The name is context only where it is given.
+        #expect(Validation.password("Hansen 1985!!!"))
     }
 
     @Test func namesAndLevels() {

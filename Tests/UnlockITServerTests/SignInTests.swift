@@ -31,6 +31,11 @@ struct SignInTests {
             }
             let weak = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": "short"])
             #expect(weak.code == "weak_password")
+            // Long enough, but the account's own email with a year, or a keyboard row: guessed first.
+            for guessable in ["Admin@Acme.test 2026", "qwertyuiopasdf"] {
+                let refused = try await api.post("/api/v1/me/password", token, ["currentPassword": initial, "newPassword": guessable])
+                #expect(refused.status == 400 && refused.code == "weak_password", "\(guessable): \(refused)")
+            }
             let wrong = try await api.post("/api/v1/me/password", token, ["currentPassword": "not it at all", "newPassword": "a good long password"])
             #expect(wrong.status == 403)
             #expect(wrong.code == "wrong_password")

@@ -59,7 +59,7 @@ struct Login: AsyncParsableCommand {
         if signedIn.mustChangePassword {
             Terminal.error(l("login.must_change"))
             let current = try password ?? secrets.read(l("prompt.current_password"))
-            let new = try secrets.readNew(l)
+            let new = try secrets.readNew(l, context: [signedIn.user.email, signedIn.user.name])
             let authorized = ServerAPI(baseURL: server, token: signedIn.token, l: l)
             try await authorized.perform("POST", "/api/v1/me/password", ["currentPassword": current, "newPassword": new])
         }
@@ -115,10 +115,13 @@ struct SecretReader {
         return secret
     }
 
-    /// A new password: checked against the policy, and typed twice on a terminal.
-    func readNew(_ l: Localizer) throws -> String {
+    /// A new password: checked against the policy (`context`: the user's email and name, when known),
+    /// and typed twice on a terminal.
+    func readNew(_ l: Localizer, context: [String]) throws -> String {
         let new = try read(l("prompt.new_password"))
-        guard Validation.password(new) else { throw CLIError(l("error.weak_password"), hint: l("hint.weak_password"), status: .failure) }
+        guard Validation.password(new, context: context) else {
+            throw CLIError(l("error.weak_password"), hint: l("hint.weak_password"), status: .failure)
+        }
         if Terminal.stdinIsTerminal {
             guard try read(l("prompt.repeat_password")) == new else { throw CLIError(l("error.passwords_differ"), status: .failure) }
         }

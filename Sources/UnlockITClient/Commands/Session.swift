@@ -129,10 +129,11 @@ struct Passwd: AsyncParsableCommand {
     func run() async throws {
         let context = CommandContext(global)
         let l = context.l
-        let (api, _) = try context.signedIn()
+        let (api, credentials) = try context.signedIn()
         let secrets = SecretReader(fromStdin: passwordStdin, l: l)
         let current = try secrets.read(l("prompt.current_password"))
-        let new = try secrets.readNew(l)
+        // The server checks the name too, which the stored session does not hold.
+        let new = try secrets.readNew(l, context: [credentials.email])
         try await api.perform("POST", "/api/v1/me/password", ["currentPassword": current, "newPassword": new])
         struct Outcome: Encodable { var passwordChanged = true }
         try context.output(Outcome()) { l("passwd.done") }

@@ -154,7 +154,7 @@ extension Users {
                     continue
                 }
                 let password = value("password")
-                if let password, !Validation.password(password) {
+                if let password, !Validation.password(password, context: [email, name]) {
                     reject("password", .weakPassword)
                     continue
                 }

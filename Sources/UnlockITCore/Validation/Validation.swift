@@ -49,9 +49,13 @@ public enum Validation {
 
     /// 12 to 128 characters, each Unicode code point counted as one (as NIST SP 800-63B counts them,
     /// and as the API document's `minLength`/`maxLength` do): `é` typed as e and a combining accent is
-    /// two. Anything else, including spaces, is allowed: length is what makes a password strong.
-    public static func password(_ text: String) -> Bool {
+    /// two. Anything else, including spaces, is allowed, length being what makes a password strong,
+    /// except what is guessed first whatever its length (``PasswordPatterns``): a repeated piece, a
+    /// run along the alphabet or a keyboard, or the service's name or `context` (the user's email and
+    /// name) with digits or punctuation around it.
+    public static func password(_ text: String, context: [String] = []) -> Bool {
         passwordLength.contains(text.unicodeScalars.count) && !text.unicodeScalars.contains(where: \.isControl)
+            && !PasswordPatterns.isGuessable(text, context: context)
     }
 }
 

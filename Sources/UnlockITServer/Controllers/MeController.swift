@@ -59,7 +59,7 @@ struct MeController {
         // The cheap checks first: a new password that could never be set costs no bcrypt pass and no
         // attempt against the limit. They compare only what the request gives, so they say nothing
         // of the current password.
-        guard Validation.password(body.newPassword) else { throw APIError.weakPassword }
+        guard Validation.password(body.newPassword, context: [identity.user.email, identity.user.name]) else { throw APIError.weakPassword }
         // Compared as they are hashed: a password in other characters that fold to the same (fullwidth
         // digits and letters) is the same password, and would keep the one an admin gave.
         guard !PasswordHasher.normalised(body.newPassword).utf8.elementsEqual(PasswordHasher.normalised(body.currentPassword).utf8) else {

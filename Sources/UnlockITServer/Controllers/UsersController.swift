@@ -112,7 +112,7 @@ struct UsersController {
         if Validation.level(body.securityLevel) == nil { return ("securityLevel", "invalid_level") }
         if let password = body.password {
             if body.oidcOnly == true { return ("password", "oidc_only_has_no_password") }
-            if !Validation.password(password) { return ("password", "weak_password") }
+            if !Validation.password(password, context: [body.email, body.name]) { return ("password", "weak_password") }
         }
         if body.oidcOnly == true, !oidcSignsIn { return ("oidcOnly", "no_oidc_issuer") }
         return nil
@@ -320,6 +320,7 @@ struct UsersController {
         // The body's own checks first: they need no read of the database.
         if let password = body.password, !Validation.password(password) { throw APIError.weakPassword }
         guard let user = try await services.store.user(id, in: admin.companyID) else { throw APIError.notFound(.userNotFound) }
+        if let password = body.password, !Validation.password(password, context: [user.email, user.name]) { throw APIError.weakPassword }
         // Before bcrypt: a user who signs in with OpenID Connect only gets no password (checked again as it is written).
         guard case .some((_, .some)) = try await services.store.credentials(email: user.email) else { throw Self.noPasswordToReset }
         let generated = body.password == nil ? Self.initialPassword() : nil
