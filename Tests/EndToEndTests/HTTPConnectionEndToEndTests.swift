@@ -119,6 +119,27 @@ struct HTTPConnectionEndToEndTests {
         }
     }
 
+    @Test("All clients' connections together beyond the listener's limit are closed as they open")
+    func allConnectionsAreLimited() async throws {
+        let environment = ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "3", "UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT": "100", "UNLOCKIT_HTTP_CONNECTIONS": "3"]
+        try await Site.with(serverEnvironment: environment) { site in
+            // The harness's own pooled connections are closed by the idle timeout first.
+            try await Task.sleep(for: .milliseconds(3500))
+            let held = try (0..<3).map { _ in try RawConnection(port: site.server.port) }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(!held.contains { $0.isClosed })
+            // Far below its own limit of 100, this client gets no fourth: the listener holds three.
+            let fourth = try RawConnection(port: site.server.port)
+            let refused = try #require(fourth.readUntilClosed(limit: .seconds(2)), "a fourth connection was kept")
+            #expect(refused.text.isEmpty && refused.after < .seconds(1), "\(refused)")
+            // The operations listener counts its own.
+            #expect(try await site.server.operations.get("/healthz").status == 200)
+            try held[0].send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
+            let answer = try #require(held[0].readUntilClosed(limit: .seconds(5)), "no answer on a held connection")
+            #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
+        }
+    }
+
     @Test("An admin demoted while their change's body was still arriving changes nothing")
     func aChangeFinishedAfterItsAdminWasDemotedIsRefused() async throws {
         try await Site.with { site in

@@ -72,10 +72,12 @@ public enum UnlockITApp {
             oidc: OIDCVerifier(issuers: configuration.oidcIssuers, clock: parts.clock, logger: parts.logger),
             tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,
             sealer: KeySealer(masterKey: parts.masterKey), metrics: parts.metrics, logger: parts.logger, brokerURL: configuration.mqttURL)
-        // Each listener counts its own connections: a scraper's never take a place of the API's.
+        // Each listener counts its own connections, per client and in all: a scraper's never take a
+        // place of the API's.
         func limits(_ listener: Listener) -> HTTPConnectionLimits {
             HTTPConnectionLimits(
-                perClient: configuration.httpConnectionsPerClient, requestTimeout: .seconds(Int64(configuration.httpRequestTimeout)),
+                perClient: configuration.httpConnectionsPerClient, total: configuration.httpConnections,
+                requestTimeout: .seconds(Int64(configuration.httpRequestTimeout)),
                 trustedProxies: listener == .api ? services.trustedProxies : [])
         }
         let idleTimeout = TimeAmount.seconds(Int64(configuration.httpIdleTimeout))

@@ -41,6 +41,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once; a trusted proxy's are
     /// not counted. More are closed as they open.
     public var httpConnectionsPerClient = 512
+    /// Connections each listener may hold at once, from all clients together (a trusted proxy's
+    /// included): many clients must not take every descriptor the process has. More are closed as
+    /// they open.
+    public var httpConnections = 4096
     public var signInFailuresPerHour = 100
     /// Consecutive failures that lock an account for ``lockoutSeconds``.
     public var lockoutThreshold = 5
@@ -184,6 +188,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var httpIdleTimeout: Int?
         var httpRequestTimeout: Int?
         var httpConnectionsPerClient: Int?
+        var httpConnections: Int?
         var signInFailuresPerHour: Int?
         var lockoutThreshold: Int?
         var lockoutSeconds: Int?
@@ -201,7 +206,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         static let keys: Set<String> = [
             "databasePath", "httpHost", "httpPort", "operationsHost", "operationsPort", "mqttURL", "mqttUsername", "mqttPasswordFile",
             "masterKeyFile", "tokenLifetime", "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout",
-            "httpRequestTimeout", "httpConnectionsPerClient", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
+            "httpRequestTimeout", "httpConnectionsPerClient", "httpConnections", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
             "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "takenEmailsPerDay", "takenLockIDsPerDay",
             "wrongSetupCodesPerDay", "lockIDLapse", "trustedProxies", "oidcIssuers", "logLevel",
         ]
@@ -238,6 +243,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         httpIdleTimeout = settings.httpIdleTimeout ?? httpIdleTimeout
         httpRequestTimeout = settings.httpRequestTimeout ?? httpRequestTimeout
         httpConnectionsPerClient = settings.httpConnectionsPerClient ?? httpConnectionsPerClient
+        httpConnections = settings.httpConnections ?? httpConnections
         signInFailuresPerHour = settings.signInFailuresPerHour ?? signInFailuresPerHour
         lockoutThreshold = settings.lockoutThreshold ?? lockoutThreshold
         lockoutSeconds = settings.lockoutSeconds ?? lockoutSeconds
@@ -288,6 +294,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         httpIdleTimeout = try int("UNLOCKIT_HTTP_IDLE_TIMEOUT") ?? httpIdleTimeout
         httpRequestTimeout = try int("UNLOCKIT_HTTP_REQUEST_TIMEOUT") ?? httpRequestTimeout
         httpConnectionsPerClient = try int("UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT") ?? httpConnectionsPerClient
+        httpConnections = try int("UNLOCKIT_HTTP_CONNECTIONS") ?? httpConnections
         if let text = environment["UNLOCKIT_TRUSTED_PROXIES"] {
             trustedProxies = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
@@ -340,6 +347,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (1...100_000).contains(httpConnectionsPerClient) else {
             throw ConfigurationError("HTTP connections per client must be 1–100000")
         }
+        // Both listeners' connections and the store's and broker's descriptors must fit in the
+        // 65,536 the server raises its limit to.
+        guard (1...30_000).contains(httpConnections) else { throw ConfigurationError("HTTP connections must be 1–30000") }
         guard signInFailuresPerHour >= 1, lockoutThreshold >= 1, lockoutSeconds >= 1 else {
             throw ConfigurationError("sign-in limits must be positive")
         }

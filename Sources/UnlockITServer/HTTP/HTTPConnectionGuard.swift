@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// What one client may hold of the server's HTTP connections.
+/// What one client, and all of them together, may hold of a listener's HTTP connections.
 ///
 /// The idle timeout closes a silent connection, but a client that sends one byte now and then is
 /// never silent: a request's head or body (or the rest of a body the server already answered,
@@ -11,43 +11,63 @@ import Synchronization
 /// them would take every descriptor the process has. So a request must arrive whole within
 /// `requestTimeout` of its first line, and one client (``ClientAddress``: an IPv4 address, an IPv6
 /// /64) may hold at most `perClient` connections at once; more are closed as they open. A trusted
-/// proxy's connections carry many clients and are not counted (the proxy limits its own).
+/// proxy's connections carry many clients and are not counted per client (the proxy limits its
+/// own). Clients with many addresses (an IPv6 /48 holds 65,536 /64s) would still add up, so all
+/// connections together, a proxy's too, are at most `total`.
 final class HTTPConnectionLimits: Sendable {
     let perClient: Int
+    let total: Int
     let requestTimeout: TimeAmount
     private let trustedProxies: Set<String>
-    private let open = Mutex<[String: Int]>([:])
+    private struct Held {
+        var byClient: [String: Int] = [:]
+        var total = 0
+    }
+    private let open = Mutex(Held())
 
-    init(perClient: Int, requestTimeout: TimeAmount, trustedProxies: Set<String>) {
+    init(perClient: Int, total: Int, requestTimeout: TimeAmount, trustedProxies: Set<String>) {
         self.perClient = perClient
+        self.total = total
         self.requestTimeout = requestTimeout
         self.trustedProxies = trustedProxies
     }
 
-    /// The connection's client, counted; nil if that client holds `perClient` already. A trusted
-    /// proxy's connections are admitted uncounted ("" as their key).
+    /// The connection's client, counted; nil if the listener holds `total` connections already, or
+    /// that client `perClient`. A trusted proxy's connections are counted in the total only ("" as
+    /// their key).
     func admit(peer: SocketAddress?) -> String? {
-        guard let peer else { return "" }
-        if !trustedProxies.isEmpty && trustedProxies.contains(ClientAddress.canonical(peer)) { return "" }
-        let client = ClientAddress.key(peer: peer, forwardedFor: nil, trustedProxies: [])
+        let client =
+            if let peer, trustedProxies.isEmpty || !trustedProxies.contains(ClientAddress.canonical(peer)) {
+                ClientAddress.key(peer: peer, forwardedFor: nil, trustedProxies: [])
+            } else {
+                ""
+            }
         return open.withLock { open in
-            let held = open[client, default: 0]
-            guard held < perClient else { return nil }
-            open[client] = held + 1
+            guard open.total < total else { return nil }
+            if !client.isEmpty {
+                let held = open.byClient[client, default: 0]
+                guard held < perClient else { return nil }
+                open.byClient[client] = held + 1
+            }
+            open.total += 1
             return client
         }
     }
 
     func release(_ client: String) {
-        guard !client.isEmpty else { return }
         open.withLock { open in
-            let held = open[client, default: 0] - 1
-            open[client] = held > 0 ? held : nil
+            open.total -= 1
+            guard !client.isEmpty else { return }
+            let held = open.byClient[client, default: 0] - 1
+            open.byClient[client] = held > 0 ? held : nil
         }
     }
 
     /// How many connections `client` holds (for tests).
-    func held(by client: String) -> Int { open.withLock { $0[client, default: 0] } }
+    func held(by client: String) -> Int { open.withLock { $0.byClient[client, default: 0] } }
+
+    /// How many connections the listener holds (for tests).
+    var held: Int { open.withLock { $0.total } }
 
     /// The handler for one new connection.
     func handler() -> HTTPConnectionGuard { HTTPConnectionGuard(limits: self) }
