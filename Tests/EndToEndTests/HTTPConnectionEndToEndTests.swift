@@ -94,21 +94,8 @@ struct HTTPConnectionEndToEndTests {
 
     @Test("One client's connections beyond its limit are closed as they open; the ones it holds work")
     func aClientsConnectionsAreLimited() async throws {
-        try await Site.with(serverEnvironment: ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "3", "UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT": "3"]) { site in
-            // The harness's own pooled connections are closed by the idle timeout first.
-            try await Task.sleep(for: .milliseconds(3500))
-            var held = try (0..<3).map { _ in try RawConnection(port: site.server.port) }
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(!held.contains { $0.isClosed })
-            let fourth = try RawConnection(port: site.server.port)
-            let refused = try #require(fourth.readUntilClosed(limit: .seconds(2)), "a fourth connection of one client was kept")
-            #expect(refused.text.isEmpty && refused.after < .seconds(1), "\(refused)")
-            // The operations listener counts its own: a scraper from the same address is served.
-            #expect(try await site.server.operations.get("/healthz").status == 200)
-            // The three it holds are served.
-            try held[0].send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
-            let answer = try #require(held[0].readUntilClosed(limit: .seconds(5)), "no answer on a held connection")
-            #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
+        try await withThreeHeld(["UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT": "3"], refusal: "a fourth connection of one client was kept") {
+            site, held in
             // One closed (the server ended its side; now the client does), another may open.
             held.removeFirst()
             try await Task.sleep(for: .milliseconds(200))
@@ -121,22 +108,34 @@ struct HTTPConnectionEndToEndTests {
 
     @Test("All clients' connections together beyond the listener's limit are closed as they open")
     func allConnectionsAreLimited() async throws {
-        let environment = ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "3", "UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT": "100", "UNLOCKIT_HTTP_CONNECTIONS": "3"]
-        try await Site.with(serverEnvironment: environment) { site in
+        // Far below its own limit of 100, this client gets no fourth: the listener holds three.
+        let limits = ["UNLOCKIT_HTTP_CONNECTIONS_PER_CLIENT": "100", "UNLOCKIT_HTTP_CONNECTIONS": "3"]
+        try await withThreeHeld(limits, refusal: "a fourth connection was kept") { _, _ in }
+    }
+
+    /// On a site whose server's `limits` let this client hold three API connections: waits out the
+    /// harness's pooled ones, opens three that the server keeps, checks that a fourth is closed as it
+    /// opens, that the operations listener (which counts its own) still answers, and that the first
+    /// one held is served; then runs `body` with the site and the three.
+    func withThreeHeld(
+        _ limits: [String: String], refusal: String, _ body: @Sendable (Site, inout [RawConnection]) async throws -> Void
+    ) async throws {
+        try await Site.with(serverEnvironment: limits.merging(["UNLOCKIT_HTTP_IDLE_TIMEOUT": "3"]) { $1 }) { site in
             // The harness's own pooled connections are closed by the idle timeout first.
             try await Task.sleep(for: .milliseconds(3500))
-            let held = try (0..<3).map { _ in try RawConnection(port: site.server.port) }
+            var held = try (0..<3).map { _ in try RawConnection(port: site.server.port) }
             try await Task.sleep(for: .milliseconds(200))
             #expect(!held.contains { $0.isClosed })
-            // Far below its own limit of 100, this client gets no fourth: the listener holds three.
             let fourth = try RawConnection(port: site.server.port)
-            let refused = try #require(fourth.readUntilClosed(limit: .seconds(2)), "a fourth connection was kept")
+            let refused = try #require(fourth.readUntilClosed(limit: .seconds(2)), "\(refusal)")
             #expect(refused.text.isEmpty && refused.after < .seconds(1), "\(refused)")
-            // The operations listener counts its own.
+            // The operations listener counts its own: a scraper from the same address is served.
             #expect(try await site.server.operations.get("/healthz").status == 200)
+            // The three it holds are served.
             try held[0].send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\nConnection: close\r\n\r\n")
             let answer = try #require(held[0].readUntilClosed(limit: .seconds(5)), "no answer on a held connection")
             #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
+            try await body(site, &held)
         }
     }
 
