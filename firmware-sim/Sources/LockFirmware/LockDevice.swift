@@ -27,8 +27,6 @@ public struct LockDevice: Sendable {
     private struct PendingChallenge {
         let req: RequestID
         let nonce: Block128
-        /// The `respond` proof, ready for the unlock that asked (a `confirm`'s is worked out when one comes).
-        let expected: Block128
         let expires: ContinuousClock.Instant
     }
 
@@ -117,9 +115,7 @@ public struct LockDevice: Sendable {
             return [.publish(.error(req: req, reason: .notActivated))]
         }
         let nonce = Block128.random()
-        pending = PendingChallenge(
-            req: req, nonce: nonce, expected: ChallengeResponse.compute(nonce: nonce, key: flash.deviceKey),
-            expires: now + settings.challengeLifetime)
+        pending = PendingChallenge(req: req, nonce: nonce, expires: now + settings.challengeLifetime)
         counters.challenges += 1
         return [.publish(.nonce(req: req, nonce: nonce))]
     }
@@ -132,7 +128,7 @@ public struct LockDevice: Sendable {
         guard now < challenge.expires else { return .expired }
         let expected =
             switch proof {
-            case .respond: challenge.expected
+            case .respond: ChallengeResponse.compute(nonce: challenge.nonce, key: flash.deviceKey)
             case .confirm: ChallengeResponse.confirmation(nonce: challenge.nonce, key: flash.deviceKey)
             }
         guard response.constantTimeEquals(expected) else { return .badResponse }
