@@ -322,7 +322,7 @@ struct UsersController {
         guard let user = try await services.store.user(id, in: admin.companyID) else { throw APIError.notFound(.userNotFound) }
         if let password = body.password, !Validation.password(password, context: [user.email, user.name]) { throw APIError.weakPassword }
         // Before bcrypt: a user who signs in with OpenID Connect only gets no password (checked again as it is written).
-        guard case .some((_, .some)) = try await services.store.credentials(email: user.email) else { throw Self.noPasswordToReset }
+        guard case .some((_, .some)) = try await services.store.credentials(email: user.email) else { throw StoreError.noPassword }
         let generated = body.password == nil ? Self.initialPassword() : nil
         let hash = try await services.hasher.hash(body.password ?? generated!, client: services.client(of: request, context))
         do {
@@ -331,15 +331,9 @@ struct UsersController {
                 audit: services.audit(.changePassword, by: admin, company: admin.companyID, reason: .resetByAdmin, subject: id))
         } catch StoreError.notFound {
             throw APIError.notFound(.userNotFound)
-        } catch StoreError.noPassword {
-            throw Self.noPasswordToReset
         }
         return PasswordReset(initialPassword: generated)
     }
-
-    /// A reset would give a user who signs in with OpenID Connect only a password their identity
-    /// provider knows nothing of: a way in around its checks (and around disabling them there).
-    static let noPasswordToReset = APIError.conflict(.noPassword, "The user signs in with OpenID Connect only and has no password to reset")
 
     /// 100 random bits as four groups of five Crockford base32 characters, e.g. `7KQ2M-9XD4R-TAWZ3-C8HJN`.
     static func initialPassword() -> String {

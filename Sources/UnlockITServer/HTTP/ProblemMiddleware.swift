@@ -67,7 +67,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case .roomNotFound: .notFound(.roomNotFound)
         case .credentialsChanged: .invalidCredentials
         case .userDisabled: .userDisabled
-        case .noPassword: .conflict(.noPassword, "The account signs in with OpenID Connect only and has no password")
+        case .noPassword: .conflict(.noPassword, "The user signs in with OpenID Connect only and has no password to reset")
         case .idTokenSpent: .idTokenInvalid
         case .sessionEnded: .unauthenticated
         case .adminRequired: .adminRequired
