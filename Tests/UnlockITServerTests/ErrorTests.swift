@@ -112,6 +112,28 @@ struct ErrorTests {
             let missing = try await api.call(
                 .post, "/api/v1/users/import", token: admin, raw: #"{"users":[{"email":"a@b.test","name":"A","role":"employee"}]}"#)
             #expect(missing.json["detail"] as? String == "users[0].securityLevel: is required")
+            // A value refused is said in words written for clients, never in Foundation's (which name Swift types).
+            let details: [(String, String, String)] = [
+                ("/api/v1/users", #"{"email":"a@b.test","name":"A","role":"king","securityLevel":1}"#, "role: must be one of admin, employee"),
+                (
+                    "/api/v1/rooms", #"{"name":"R","type":"sauna"}"#,
+                    "type: must be one of office, meeting, silent, cafeteria, other"
+                ),
+                // Valid JSON whose number no field here can hold: not "malformed", as Foundation's decoder has it.
+                (
+                    "/api/v1/users", #"{"email":"a@b.test","name":"A","role":"employee","securityLevel":1.5}"#,
+                    "body: has a number its field cannot hold: every number here is a whole number"
+                ),
+                (
+                    "/api/v1/rooms", #"{"name":"R","type":"office","requiredLevel":100000000000000000000}"#,
+                    "body: has a number its field cannot hold: every number here is a whole number"
+                ),
+            ]
+            for (path, body, detail) in details {
+                let reply = try await api.call(.post, path, token: admin, raw: body)
+                #expect(reply.status == 400 && reply.code == "invalid_field", "\(path) \(body): \(reply)")
+                #expect(reply.json["detail"] as? String == detail, "\(path) \(body): \(reply)")
+            }
             let huge = #"{"name":"\#(String(repeating: "x", count: 100_000))","type":"office"}"#
             let tooLarge = try await api.call(.post, "/api/v1/rooms", token: admin, raw: huge)
             #expect(tooLarge.status == 413)
@@ -119,6 +141,30 @@ struct ErrorTests {
             // Nothing was created by any of it.
             #expect(try await api.get("/api/v1/users", admin).items.count == 1)
             #expect(try await api.get("/api/v1/rooms", admin).items.isEmpty)
+        }
+    }
+
+    @Test("A decoding failure's own text is never repeated: a field's value is refused in words written for clients")
+    func decodingFailuresDoNotEchoFoundation() throws {
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        let path = [Key(stringValue: "users"), Key(stringValue: "when")]
+        let foundation = DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Expected date string to be ISO8601-formatted."))
+        #expect(ProblemMiddleware.decodingProblem(foundation).detail == "users.when: is not a valid value")
+        let ours = DecodingError.dataCorrupted(
+            .init(codingPath: path, debugDescription: "internal words", underlyingError: InvalidValue("is not a valid lock id")))
+        #expect(ProblemMiddleware.decodingProblem(ours).detail == "users.when: is not a valid lock id")
+        // An id that is not one, as the CLI and the tests decode them.
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([UserID].self, from: Data(#"["x"]"#.utf8)) }
+        do {
+            _ = try JSONDecoder().decode([LockID].self, from: Data(#"["BAD ID"]"#.utf8))
+            Issue.record("a lock id with a space was decoded")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect((context.underlyingError as? InvalidValue)?.reason == "is not a valid lock id")
         }
     }
 
@@ -174,6 +220,7 @@ struct ErrorTests {
             let metrics = try await api.call(.get, "/metrics")
             #expect(metrics.status == 200 && String(decoding: metrics.body, as: UTF8.self).contains("unlockit_locks_online"))
             #expect(metrics.headers[.cacheControl] == "no-store")
+            #expect(metrics.headers[.xContentTypeOptions] == "nosniff")
             for path in ["/healthz", "/metrics"] {
                 let reply = try await api.call(.post, path)
                 #expect(reply.status == 405 && reply.headers[.allow] == "GET, HEAD", "\(path): \(reply)")

@@ -22,7 +22,7 @@ extension UUIDIdentifier {
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let id = Self(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an id"))
+            throw InvalidValue.decodingError("is not a valid id", decoder)
         }
         self = id
     }

@@ -26,7 +26,7 @@ public struct LockID: Sendable, Hashable, Codable, CustomStringConvertible, Comp
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let id = LockID(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "invalid lock id"))
+            throw InvalidValue.decodingError("is not a valid lock id", decoder)
         }
         self = id
     }

@@ -6,6 +6,8 @@ public enum RoomType: String, Sendable, Codable, CaseIterable {
     case silent
     case cafeteria
     case other
+
+    public init(from decoder: any Decoder) throws { self = try Self.decodeChoice(from: decoder) }
 }
 
 /// A room of a company, with the clearance its locks require.

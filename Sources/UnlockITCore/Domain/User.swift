@@ -4,6 +4,8 @@ import Foundation
 public enum Role: String, Sendable, Codable, CaseIterable {
     case admin
     case employee
+
+    public init(from decoder: any Decoder) throws { self = try Self.decodeChoice(from: decoder) }
 }
 
 /// A person who signs in, belongs to one company and holds a security level.

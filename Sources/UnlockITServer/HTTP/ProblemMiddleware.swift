@@ -95,7 +95,8 @@ struct ProblemMiddleware: RouterMiddleware {
             return .invalidField(path(context), "has the wrong type")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty { return .malformedJSON }
-            return .invalidField(path(context), context.debugDescription)
+            // Only a reason written for clients: Foundation's own text names Swift types.
+            return .invalidField(path(context), (context.underlyingError as? InvalidValue)?.reason ?? "is not a valid value")
         @unknown default:
             return .malformedJSON
         }

@@ -45,7 +45,14 @@ extension Request {
                 }
             }
         }
-        return try APIJSON.decoder.decode(Body.self, from: data)
+        do {
+            return try APIJSON.decoder.decode(Body.self, from: data)
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            // The body was read as JSON above, so it is JSON. Foundation's decoder says otherwise,
+            // and names no field, when a number does not fit a field's type: 1.5, or 10^20, for a
+            // whole number.
+            throw APIError.invalidField("body", "has a number its field cannot hold: every number here is a whole number")
+        }
     }
 }
 
