@@ -221,7 +221,7 @@ struct SignInTests {
         }
     }
 
-    @Test("No answer may be cached: not a sign-in's token, not a problem")
+    @Test("No answer may be cached, sniffed or framed: not a sign-in's token, not a problem")
     func answersAreNotCached() async throws {
         let harness = try Harness()
         let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
@@ -237,7 +237,13 @@ struct SignInTests {
             let missing = try await api.get("/api/v1/users/\(UUID().uuidString.lowercased())", token)
             #expect(missing.status == 404)
             #expect(missing.headers[.cacheControl] == "no-store")
-            #expect(try await api.get("/api/v1/nowhere", token).headers[.cacheControl] == "no-store")
+            let nowhere = try await api.get("/api/v1/nowhere", token)
+            #expect(nowhere.headers[.cacheControl] == "no-store")
+            // Nor read as anything but what it says it is, nor framed.
+            for reply in [signIn, created, missing, nowhere] {
+                #expect(reply.headers[.xContentTypeOptions] == "nosniff", "\(reply)")
+                #expect(reply.headers[.contentSecurityPolicy] == "default-src 'none'; frame-ancestors 'none'", "\(reply)")
+            }
         }
     }
 

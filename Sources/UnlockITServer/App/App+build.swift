@@ -151,11 +151,11 @@ public enum UnlockITApp {
     }
 
     /// A router with what every listener's answers have: HEAD wherever GET is (RFC 9110 §9.3.2; a load
-    /// balancer's health check may use it), `Cache-Control: no-store` outermost so that problem
-    /// answers are not cached either, and problem+json for every error.
+    /// balancer's health check may use it), the security headers outermost so that problem answers
+    /// have them too, and problem+json for every error.
     private static func baseRouter(services: AppServices, listener: Listener) -> Router<AppContext> {
         let router = Router(context: AppContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: NoStoreMiddleware())
+        router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ProblemMiddleware(metrics: services.metrics, listener: listener))
         return router
     }
