@@ -83,6 +83,7 @@ struct Credentials: Codable, Sendable, Equatable {
         guard let folder = FileStatus(linkAt: directory), folder.kind == .directory, folder.isOwnedByCurrentUser else { throw failure }
         if folder.isOpenToOthers { chmod(directory, 0o700) }
         guard let data = try? Self.coder.0.encode(self) else { throw failure }
+        Self.removeLeftovers(of: path)
         // A name of its own, so that two sign-ins at once cannot write into or remove each other's file.
         let temporary = "\(path).\(getpid()).\(UInt32.random(in: .min ... .max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -105,6 +106,24 @@ struct Credentials: Codable, Sendable, Equatable {
     static func remove(at path: String, _ l: Localizer) throws(CLIError) {
         guard unlink(path) == 0 || errno == ENOENT else {
             throw CLIError(l("error.credentials_not_removed", path), hint: l("hint.credentials_remove_yourself", path), status: .failure)
+        }
+        removeLeftovers(of: path)
+    }
+
+    /// Removes the copies `save` writes before renaming (`credentials.<pid>.<random>.tmp`) that a
+    /// CLI killed in between left behind: each holds a session's token. A copy is its writer's until
+    /// that process is gone, so a sign-in running meanwhile keeps its own.
+    static func removeLeftovers(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + "."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let parts = name.dropFirst(prefix.count).dropLast(".tmp".count).split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, UInt32(parts[1]) != nil else { continue }
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let leftover = directory + "/" + name
+            guard let status = FileStatus(linkAt: leftover), status.kind == .regular, status.isOwnedByCurrentUser else { continue }
+            unlink(leftover)
         }
     }
 
