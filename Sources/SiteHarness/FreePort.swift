@@ -25,9 +25,15 @@ public enum Network {
     }
 
     /// A TCP connection to 127.0.0.1:`port`, or nil if nothing accepts it; the caller closes it.
-    public static func connect(port: Int) -> Int32? {
+    /// `receiveBuffer` sets the socket's receive buffer (SO_RCVBUF) before it connects, which bounds
+    /// what the server can send before this side reads.
+    public static func connect(port: Int, receiveBuffer: Int32? = nil) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
+        if var size = receiveBuffer, setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            close(fd)
+            return nil
+        }
         guard LoopbackSocket.connect(fd, port: port) else {
             close(fd)
             return nil

@@ -10,8 +10,8 @@ struct HTTPConnectionEndToEndTests {
     final class RawConnection {
         let fd: Int32
 
-        init(port: Int) throws {
-            guard let fd = Network.connect(port: port) else { throw HarnessError("connect() failed") }
+        init(port: Int, receiveBuffer: Int32? = nil) throws {
+            guard let fd = Network.connect(port: port, receiveBuffer: receiveBuffer) else { throw HarnessError("connect() failed") }
             self.fd = fd
         }
 
@@ -88,6 +88,24 @@ struct HTTPConnectionEndToEndTests {
             }
             let after = try #require(closedAfter, "a trickling request kept its connection for 10 s")
             #expect(after >= .milliseconds(1500), "closed after \(after), before the request timeout")
+            #expect(try await site.api.get("/api/v1/openapi.json").status == 200)
+        }
+    }
+
+    @Test("A client that takes none of its answers loses its connection at the request timeout, and the answers it left")
+    func unreadAnswersAreCutOff() async throws {
+        try await Site.with(serverEnvironment: ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "1", "UNLOCKIT_HTTP_REQUEST_TIMEOUT": "2"]) { site in
+            // 100 answers of about 100 KB, far more than the sockets' buffers hold, asked for at once
+            // and not read: the server's writes stall, which the idle timer does not count as idle.
+            let count = 100
+            let reader = try RawConnection(port: site.server.port, receiveBuffer: 4096)
+            try reader.send(String(repeating: "GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\n\r\n", count: count))
+            try await Task.sleep(for: .seconds(5))
+            // Read now, everything comes that the server wrote before it closed the connection, and
+            // no more. A server that kept it would send all 100 and close it a second after.
+            let taken = try #require(reader.readUntilClosed(limit: .seconds(30)), "the connection was still open 30 s after its first read")
+            let answers = taken.text.components(separatedBy: "HTTP/1.1 200 OK").count - 1
+            #expect(taken.text.hasPrefix("HTTP/1.1 200 OK") && answers < count, "\(answers) answers taken of \(count)")
             #expect(try await site.api.get("/api/v1/openapi.json").status == 200)
         }
     }

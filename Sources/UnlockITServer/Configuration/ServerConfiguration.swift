@@ -37,6 +37,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var httpIdleTimeout = 30
     /// Seconds a request may take to arrive whole, from its first line to the end of its body: a
     /// client that sends a byte now and then is never idle, and must not hold a connection for ever.
+    /// Also how long an answer may wait unread, the connection's writes blocked, before it is closed.
     public var httpRequestTimeout = 60
     /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once; a trusted proxy's are
     /// not counted. More are closed as they open.

@@ -14,6 +14,12 @@ import Synchronization
 /// proxy's connections carry many clients and are not counted per client (the proxy limits its
 /// own). Clients with many addresses (an IPv6 /48 holds 65,536 /64s) would still add up, so all
 /// connections together, a proxy's too, are at most `total`.
+///
+/// The idle timer does not run while an answer is being written either: a client that asks for
+/// large answers and never reads them would hold its connection, and the answers' buffers, for as
+/// long as its TCP stack answers keep-alives. So a connection whose writes stay blocked (the channel
+/// unwritable: more unsent than NIO's high-water mark, the kernel's buffers full) for
+/// `requestTimeout` is closed too. A client must take its answers at some rate to keep one.
 final class HTTPConnectionLimits: Sendable {
     let perClient: Int
     let total: Int
@@ -75,8 +81,9 @@ final class HTTPConnectionLimits: Sendable {
 
 /// One connection's share of ``HTTPConnectionLimits``: counted while it is open, closed as it opens
 /// when its client holds too many, and closed when a request takes longer than the request timeout
-/// to arrive. A request that arrives in one read (nearly all: an unlock's fits in a packet) never
-/// needs a timer: one is set only when a read ends with a request begun and not ended.
+/// to arrive or its answers wait that long unread. A request that arrives in one read (nearly all: an
+/// unlock's fits in a packet) never needs a timer: one is set only when a read ends with a request
+/// begun and not ended, or when the connection stops taking writes.
 final class HTTPConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -86,6 +93,8 @@ final class HTTPConnectionGuard: ChannelInboundHandler, RemovableChannelHandler 
     /// When the request now arriving began; nil between requests.
     private var requestStarted: NIODeadline?
     private var deadline: Scheduled<Void>?
+    /// Closes the connection if its writes are still blocked then; nil while it takes them.
+    private var stalled: Scheduled<Void>?
 
     init(limits: HTTPConnectionLimits) { self.limits = limits }
 
@@ -100,6 +109,8 @@ final class HTTPConnectionGuard: ChannelInboundHandler, RemovableChannelHandler 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
+        stalled?.cancel()
+        stalled = nil
         if let client { limits.release(client) }
         client = nil
     }
@@ -124,5 +135,16 @@ final class HTTPConnectionGuard: ChannelInboundHandler, RemovableChannelHandler 
             deadline = context.eventLoop.scheduleTask(deadline: requestStarted + limits.requestTimeout) { channel.close(promise: nil) }
         }
         context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stalled?.cancel()
+            stalled = nil
+        } else if stalled == nil {
+            let channel = context.channel
+            stalled = context.eventLoop.scheduleTask(in: limits.requestTimeout) { channel.close(promise: nil) }
+        }
+        context.fireChannelWritabilityChanged()
     }
 }
