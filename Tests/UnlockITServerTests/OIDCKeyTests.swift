@@ -130,7 +130,11 @@ struct OIDCKeyTests {
                 + #"{"kty":"EC","crv":"P-256","kid":"e","alg":"RS256","x":"AA","y":"AA"}]}"#, allowed: all)
         #expect(keys.algorithms == ["a": "RS256", "b": "ES384", "c": "EdDSA", "d": "PS256"])
         #expect(keys.skipped.count == 1)  // an EC key that claims an RSA algorithm
-        #expect(keys.accept(alg: "RS256", kid: "a") && !keys.accept(alg: "PS256", kid: "a") && keys.accept(alg: "PS256", kid: nil))
+        #expect(keys.accept(alg: "RS256", kid: "a") && !keys.accept(alg: "PS256", kid: "a"))
+        // A token must name one of several keys, and one the set has.
+        #expect(!keys.accept(alg: "PS256", kid: nil) && !keys.accept(alg: "RS256", kid: "z"))
+        let one = try SigningKeys.prepare(#"{"keys":[{"kty":"RSA","kid":"a","n":"AQAB","e":"AQAB"}]}"#, allowed: all)
+        #expect(one.accept(alg: "RS256", kid: nil) && !one.accept(alg: "PS256", kid: nil))
         // Only what the issuer is configured for; with nothing left, the set is refused, saying why.
         #expect(throws: SigningKeys.NoSigningKey.self) {
             try SigningKeys.prepare(#"{"keys":[{"kty":"RSA","kid":"a","n":"AQAB","e":"AQAB"}]}"#, allowed: ["ES256"])

@@ -33,14 +33,18 @@ struct OIDCTests {
         let key = ES256PrivateKey()
         let kid: String
 
-        func jwks() throws -> String {
+        func jwks() throws -> String { #"{"keys":[\#(try jwk())]}"# }
+
+        /// Its public key as a JWK.
+        func jwk() throws -> String {
             let parameters = try #require(key.publicKey.parameters)
-            return #"{"keys":[{"kty":"EC","crv":"P-256","use":"sig","alg":"ES256","kid":"\#(kid)","x":"\#(parameters.x)","y":"\#(parameters.y)"}]}"#
+            return #"{"kty":"EC","crv":"P-256","use":"sig","alg":"ES256","kid":"\#(kid)","x":"\#(parameters.x)","y":"\#(parameters.y)"}"#
         }
 
+        /// A token it signed; `namingKey` false leaves `kid` out of its header.
         func token(
             email: String, issuer: String = OIDCTests.issuer, audience: String = OIDCTests.clientID, alsoFor others: [String] = [],
-            authorizedParty: String? = nil, expires: Date, issued: Date, verified: Bool = true
+            authorizedParty: String? = nil, expires: Date, issued: Date, verified: Bool = true, namingKey: Bool = true
         ) async throws -> String {
             let keys = JWTKeyCollection()
             await keys.add(ecdsa: key, kid: JWKIdentifier(string: kid))
@@ -48,7 +52,7 @@ struct OIDCTests {
                 iss: .init(value: issuer), sub: .init(value: "subject-\(email)"), aud: .init(value: [audience] + others),
                 exp: .init(value: expires), iat: .init(value: issued), azp: authorizedParty, email: email, email_verified: verified,
                 nonce: UUID().uuidString)
-            return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
+            return try await keys.sign(claims, kid: namingKey ? JWKIdentifier(string: kid) : nil)
         }
     }
 
@@ -63,6 +67,11 @@ struct OIDCTests {
         }
 
         func publish(_ provider: Provider) throws { try provider.jwks().write(toFile: path, atomically: true, encoding: .utf8) }
+
+        /// Several providers' keys in one set, in this order.
+        func publish(_ providers: [Provider]) throws {
+            try #"{"keys":[\#(providers.map { try $0.jwk() }.joined(separator: ","))]}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        }
     }
 
     /// A server trusting one issuer, whose keys are in `keys`, with the company Acme and its admin
@@ -301,6 +310,29 @@ struct OIDCTests {
             let reset = try await api.post("/api/v1/users/\(sso.id)/password", admin, ["password": "chosen by the admin 1"])
             #expect(reset.status == 409 && reset.code == "no_password", "\(reset)")
             #expect(services.hasher.hashesMade == before)
+        }
+    }
+
+    @Test("A token that names no key signs in only while its issuer publishes one key (OpenID Connect Core 1.0, 10.1)")
+    func aTokenNamingNoKeyNeedsAnIssuerWithOne() async throws {
+        let provider = Provider(kid: "key-1")
+        let keys = try KeysFile(publishing: provider)
+        defer { keys.directory.remove() }
+        let harness = try await Self.acme(trusting: keys).harness
+        try await harness.run { api in
+            func signIn(namingKey: Bool) async throws -> API.Reply {
+                let now = harness.clock.now
+                let idToken = try await provider.token(email: "admin@acme.test", expires: now + 3600, issued: now, namingKey: namingKey)
+                return try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken])
+            }
+            #expect(try await signIn(namingKey: false).status == 200)
+            // With a second key published (after the signing one, which jwt-kit would take for any
+            // token that names none), which of them signed has to be said.
+            try keys.publish([provider, Provider(kid: "key-2")])
+            harness.clock.advance(3601)
+            let unnamed = try await signIn(namingKey: false)
+            #expect(unnamed.status == 511 && unnamed.json["reason"] as? String == "bad_signature", "\(unnamed)")
+            #expect(try await signIn(namingKey: true).status == 200)
         }
     }
 

@@ -55,10 +55,12 @@ struct SigningKeys {
     }
 
     /// Whether a token whose header names `alg` (and `kid`) may be checked with these keys: the key it
-    /// names must have that algorithm; without a known `kid`, some key must.
+    /// names must be one of them and have that algorithm. A token may name none only while the set
+    /// has one key (OpenID Connect Core 1.0, 10.1), which must have it: jwt-kit checks such a token
+    /// with the first key it was given, which is not a choice a token should leave to it.
     func accept(alg: String, kid: String?) -> Bool {
-        if let kid, let known = algorithms[kid] { return known == alg }
-        return algorithms.values.contains(alg)
+        guard let kid else { return algorithms.count == 1 && algorithms.values.first == alg }
+        return algorithms[kid] == alg
     }
 
     private struct Unusable: Error {
