@@ -197,6 +197,18 @@ enum Migrations {
             try db.create(index: "auditEvent_number", on: "auditEvent", columns: ["companyId", "number"], unique: true)
             try db.drop(index: "auditEvent_company")
         }
+        migrator.registerMigration("v11: users' accounts at OpenID Connect issuers") { db in
+            // ``OIDCIdentity``: the account a user first signed in with at each issuer, the only one
+            // that signs them in there after. An account is one user's at most.
+            try db.create(table: "oidcIdentity") { t in
+                t.column("userId", .text).notNull().references("user", onDelete: .cascade)
+                t.column("issuer", .text).notNull()
+                t.column("subject", .text).notNull()
+                t.column("linkedAt", .datetime).notNull()
+                t.primaryKey(["userId", "issuer"])
+                t.uniqueKey(["issuer", "subject"])
+            }
+        }
         return migrator
     }
 }

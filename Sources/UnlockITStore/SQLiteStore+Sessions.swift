@@ -17,11 +17,27 @@ extension SQLiteStore {
                     sql: #"INSERT INTO "spentIDToken" (digest, keptUntil) VALUES (?, ?) ON CONFLICT DO NOTHING"#,
                     arguments: [Data(idToken.digest), idToken.keptUntil])
                 guard db.changesCount == 1 else { throw StoreError.idTokenSpent }
+                if let identity = idToken.identity { try Self.link(record.id, to: identity, at: session.createdAt, db) }
             }
             try SessionRecord(session).insert(db)
             if let audit { try insertAudit(audit(record.user), db) }
             return record.user
         }
+    }
+
+    /// Links the user to `identity` if they have no account at its issuer yet; throws
+    /// ``StoreError/identityMismatch`` if they have another, or the account is another user's.
+    private static func link(_ user: String, to identity: OIDCIdentity, at date: Date, _ db: Database) throws {
+        let linked = try String.fetchOne(
+            db, sql: #"SELECT subject FROM "oidcIdentity" WHERE userId = ? AND issuer = ?"#, arguments: [user, identity.issuer])
+        if let linked {
+            guard linked == identity.subject else { throw StoreError.identityMismatch }
+            return
+        }
+        try db.execute(
+            sql: #"INSERT INTO "oidcIdentity" (userId, issuer, subject, linkedAt) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"#,
+            arguments: [user, identity.issuer, identity.subject, date])
+        guard db.changesCount == 1 else { throw StoreError.identityMismatch }
     }
 
     public func session(tokenHash: [UInt8]) async throws -> (session: Session, user: User)? {

@@ -133,6 +133,32 @@ extension SQLiteStore {
         }
     }
 
+    public func identities(of id: UserID, in company: CompanyID) async throws -> [OIDCIdentity] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: #"""
+                    SELECT i.issuer, i.subject FROM "oidcIdentity" i JOIN "user" u ON u.id = i.userId
+                    WHERE i.userId = ? AND u.companyId = ? ORDER BY i.issuer
+                    """#,
+                arguments: [id.rawValue, company.rawValue]
+            ).map { OIDCIdentity(issuer: $0[0], subject: $0[1]) }
+        }
+    }
+
+    public func unlinkIdentities(of id: UserID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent) async throws -> Int {
+        try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
+            guard try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1 else {
+                throw StoreError.notFound
+            }
+            try db.execute(sql: #"DELETE FROM "oidcIdentity" WHERE userId = ?"#, arguments: [id.rawValue])
+            let count = db.changesCount
+            if count > 0 { try self.insertAudit(audit, db) }
+            return count
+        }
+    }
+
     public func rehashPassword(_ id: UserID, hash: String, replacing: String) async throws -> Bool {
         try write { db in
             try db.execute(

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Posix
 import SiteHarness
+import Synchronization
 import Testing
 
 /// The `unlockit` CLI as admins and employees use it, against a real server, mosquitto and lock,
@@ -402,6 +403,44 @@ struct CLIEndToEndTests {
         #expect(refused.status == 1 && refused.stderr.contains(message) && refused.stderr.contains(hint), "\(refused)")
         // Not the words meant for the account's own user.
         #expect(!refused.stderr.contains("--id-token"), "\(refused)")
+    }
+
+    @Test("unlink-oidc says whether the user was linked to an account at an identity provider", arguments: ["en", "da"])
+    func unlinkingAUsersAccounts(language: String) async throws {
+        let directory = try TemporaryDirectory("unlockit-cli-unlink")
+        defer { directory.remove() }
+        let deletes = Mutex(0)
+        let server = try ScriptedHTTPServer { request in
+            if request.hasPrefix("DELETE /api/v1/users/00000000-0000-4000-8000-000000000001/identities ") {
+                // Linked the first time, not the second.
+                let count = deletes.withLock { deletes in
+                    deletes += 1
+                    return deletes == 1 ? 1 : 0
+                }
+                return ScriptedHTTPServer.ok(json: #"{"unlinked":\#(count)}"#)
+            }
+            return Self.scriptedRead(request)
+        }
+        defer { server.stop() }
+        let admin = try Self.signedInAdmin(home: "\(directory.path)/home", language: language, server: server.port)
+        let first = try await admin.run(["users", "unlink-oidc", "clerk@acme.test", "--yes"])
+        let second = try await admin.run(["users", "unlink-oidc", "clerk@acme.test", "--yes"])
+        let (unlinked, notLinked) =
+            language == "en"
+            ? (
+                "clerk@acme.test is no longer linked to an account at any identity provider",
+                "clerk@acme.test was not linked to an account at any identity provider."
+            )
+            : (
+                "clerk@acme.test er ikke længere koblet til en konto hos nogen identitetsudbyder",
+                "clerk@acme.test var ikke koblet til en konto hos nogen identitetsudbyder."
+            )
+        #expect(first.status == 0 && first.stdout.contains(unlinked), "\(first)")
+        #expect(second.status == 0 && second.stdout.contains(notLinked), "\(second)")
+        // Not without a confirmation: nothing is sent.
+        let unconfirmed = try await admin.run(["users", "unlink-oidc", "clerk@acme.test"])
+        #expect(unconfirmed.status == 64, "\(unconfirmed)")
+        #expect(deletes.withLock { $0 } == 2)
     }
 
     @Test("login --password-stdin without --email is refused before anything is sent")

@@ -41,15 +41,17 @@ struct OIDCTests {
             return #"{"kty":"EC","crv":"P-256","use":"sig","alg":"ES256","kid":"\#(kid)","x":"\#(parameters.x)","y":"\#(parameters.y)"}"#
         }
 
-        /// A token it signed; `namingKey` false leaves `kid` out of its header.
+        /// A token it signed; `namingKey` false leaves `kid` out of its header. Its `sub` is the
+        /// person's, the same whatever the case the address is written in, unless `subject` says.
         func token(
             email: String, issuer: String = OIDCTests.issuer, audience: String = OIDCTests.clientID, alsoFor others: [String] = [],
-            authorizedParty: String? = nil, expires: Date, issued: Date, verified: Bool = true, namingKey: Bool = true
+            authorizedParty: String? = nil, expires: Date, issued: Date, verified: Bool = true, namingKey: Bool = true,
+            subject: String? = nil
         ) async throws -> String {
             let keys = JWTKeyCollection()
             await keys.add(ecdsa: key, kid: JWKIdentifier(string: kid))
             let claims = IDToken(
-                iss: .init(value: issuer), sub: .init(value: "subject-\(email)"), aud: .init(value: [audience] + others),
+                iss: .init(value: issuer), sub: .init(value: subject ?? "subject-\(email.lowercased())"), aud: .init(value: [audience] + others),
                 exp: .init(value: expires), iat: .init(value: issued), azp: authorizedParty, email: email, email_verified: verified,
                 nonce: UUID().uuidString)
             return try await keys.sign(claims, kid: namingKey ? JWKIdentifier(string: kid) : nil)
@@ -260,6 +262,59 @@ struct OIDCTests {
             let admin = try await api.session("admin@acme.test", password)
             let audit = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", admin)
             #expect(audit.items.map { $0["reason"] as? String } == Array(repeating: "id_token_reused", count: 5), "\(audit)")
+        }
+    }
+
+    @Test(
+        "A user is linked to the account at the issuer they first sign in with; another account with their email is refused until an admin unlinks them"
+    )
+    func usersAreLinkedToTheirAccountAtTheIssuer() async throws {
+        let provider = Provider(kid: "key-1")
+        let keys = try KeysFile(publishing: provider)
+        defer { keys.directory.remove() }
+        let (harness, password) = try await Self.acme(trusting: keys)
+        try await harness.run { api in
+            func signIn(_ email: String, subject: String) async throws -> API.Reply {
+                let now = harness.clock.now
+                let idToken = try await provider.token(email: email, expires: now + 3600, issued: now, subject: subject)
+                return try await api.post("/api/v1/auth/oidc", nil, ["clientID": Self.clientID, "idToken": idToken])
+            }
+            let admin = try await api.session("admin@acme.test", password)
+            let created = try await api.post(
+                "/api/v1/users", admin, ["email": "dave@acme.test", "name": "Dave", "role": "employee", "securityLevel": 1, "oidcOnly": true])
+            let dave = try #require((created.json["user"] as? [String: any Sendable])?["id"] as? String, "\(created)")
+            // Dave's first sign-in links him to his account; it signs him in again.
+            #expect(try await signIn("dave@acme.test", subject: "dave-1").status == 200)
+            #expect(try await signIn("dave@acme.test", subject: "dave-1").status == 200)
+            // His address passed to someone else at the issuer: their account does not get his here.
+            let other = try await signIn("dave@acme.test", subject: "someone-else")
+            #expect(other.status == 511 && other.code == "id_token_invalid" && other.json["reason"] as? String == "identity_mismatch", "\(other)")
+            // Nor does his account get another user's, should the issuer give it their address.
+            let erin = try await api.post(
+                "/api/v1/users", admin, ["email": "erin@acme.test", "name": "Erin", "role": "employee", "securityLevel": 1, "oidcOnly": true])
+            #expect(erin.status == 201)
+            let taken = try await signIn("erin@acme.test", subject: "dave-1")
+            #expect(taken.status == 511 && taken.json["reason"] as? String == "identity_mismatch", "\(taken)")
+            let denied = try await api.get("/api/v1/audit?action=sign_in&outcome=denied", admin)
+            #expect(denied.items.map { $0["reason"] as? String } == ["identity_mismatch", "identity_mismatch"], "\(denied)")
+
+            // Only an admin unlinks, only their own company's users, and the unlinking is audited.
+            let employee = try await signIn("erin@acme.test", subject: "erin-1")
+            #expect(employee.status == 200, "\(employee)")
+            let erinToken = try #require(employee.string("token"))
+            #expect(try await api.call(.delete, "/api/v1/users/\(dave)/identities", token: erinToken, raw: nil).code == "admin_required")
+            let missing = try await api.call(.delete, "/api/v1/users/\(UUID().uuidString.lowercased())/identities", token: admin, raw: nil)
+            #expect(missing.status == 404 && missing.code == "user_not_found", "\(missing)")
+            let unlinked = try await api.call(.delete, "/api/v1/users/\(dave)/identities", token: admin, raw: nil)
+            #expect(unlinked.status == 200 && unlinked.json["unlinked"] as? Int == 1, "\(unlinked)")
+            let again = try await api.call(.delete, "/api/v1/users/\(dave)/identities", token: admin, raw: nil)
+            #expect(again.status == 200 && again.json["unlinked"] as? Int == 0, "\(again)")
+            let log = try await api.get("/api/v1/audit?action=unlink_identities", admin)
+            #expect(log.items.count == 1 && log.items.first?["subjectId"] as? String == dave, "\(log)")
+
+            // Dave's next sign-in links the account it is made with, and only that one signs him in after.
+            #expect(try await signIn("dave@acme.test", subject: "dave-2").status == 200)
+            #expect(try await signIn("dave@acme.test", subject: "dave-1").json["reason"] as? String == "identity_mismatch")
         }
     }
 

@@ -49,6 +49,7 @@ import UnlockITCore
                 "v4: room names unique by Unicode case folding", "v5: email addresses in Unicode's composed form", "v6: spent ID tokens",
                 "v7: what an admin change set, in its audit event", "v8: since when a lock holds its device id",
                 "v9: device ids the operator released to a company", "v10: audit events numbered per company",
+                "v11: users' accounts at OpenID Connect issuers",
             ])
         // Reopening an existing file migrates nothing again and keeps the data.
         let (company, _) = try await makeCompany("Reopen")
@@ -634,6 +635,52 @@ import UnlockITCore
         #expect(try await store.credentials(email: sso.email).map { $0.passwordHash == nil } == true)
         #expect(try await store.session(tokenHash: token)?.session.isValid(at: now) == true)
         #expect(try await store.auditEvents(AuditQuery(companyID: company.id)).count == events)
+    }
+
+    @Test func anIDTokenLinksItsAccountAtTheIssuerToOneUserOnly() async throws {
+        let (company, _) = try await makeCompany("Upsilon")
+        let (other, _) = try await makeCompany("Phi")
+        let dave = makeUser(company.id, "dave@upsilon.test")
+        let erin = makeUser(company.id, "erin@upsilon.test")
+        for user in [dave, erin] { try await store.createUser(user, passwordHash: nil, checking: nil, audit: audit(company.id)) }
+        var byte: UInt8 = 0
+        func signIn(_ user: User, _ issuer: String, _ subject: String) async throws {
+            byte += 1
+            let session = Session(
+                tokenHash: Array(repeating: byte, count: 32), userID: user.id, createdAt: now, expiresAt: now.addingTimeInterval(3600))
+            let token = SpentIDToken(
+                digest: Array(repeating: byte, count: 32), keptUntil: now.addingTimeInterval(3600),
+                identity: OIDCIdentity(issuer: issuer, subject: subject))
+            _ = try await store.createSession(session, verifiedHash: nil, spending: token)
+        }
+        try await signIn(dave, "https://a.test", "d-1")
+        try await signIn(dave, "https://a.test", "d-1")
+        // Another issuer's account is linked beside the first.
+        try await signIn(dave, "https://b.test", "d-b")
+        #expect(
+            try await store.identities(of: dave.id, in: company.id)
+                == [OIDCIdentity(issuer: "https://a.test", subject: "d-1"), OIDCIdentity(issuer: "https://b.test", subject: "d-b")])
+        // Another account at an issuer Dave has one at, or Dave's account for Erin: no session, nothing written.
+        await #expect(throws: StoreError.identityMismatch) { try await signIn(dave, "https://a.test", "d-2") }
+        await #expect(throws: StoreError.identityMismatch) { try await signIn(erin, "https://a.test", "d-1") }
+        #expect(try await store.session(tokenHash: Array(repeating: byte, count: 32)) == nil)
+        #expect(try await store.identities(of: erin.id, in: company.id).isEmpty)
+        // Nor is either token kept as spent: the three that signed Dave in are.
+        #expect(try await store.purgeSpentIDTokens(keptUntilBefore: .distantFuture) == 3)
+
+        // Unlinked by an admin of the company, with an event; by one of another company, not at all.
+        await #expect(throws: StoreError.notFound) {
+            _ = try await store.unlinkIdentities(of: dave.id, in: other.id, checking: nil, audit: audit(other.id, .unlinkIdentities))
+        }
+        let events = try await store.auditEvents(AuditQuery(companyID: company.id)).count
+        #expect(try await store.unlinkIdentities(of: dave.id, in: company.id, checking: nil, audit: audit(company.id, .unlinkIdentities)) == 2)
+        #expect(try await store.unlinkIdentities(of: dave.id, in: company.id, checking: nil, audit: audit(company.id, .unlinkIdentities)) == 0)
+        #expect(try await store.auditEvents(AuditQuery(companyID: company.id)).count == events + 1)
+        #expect(try await store.identities(of: dave.id, in: company.id).isEmpty)
+        // Then the next sign-in links anew; a deleted user's links go with them.
+        try await signIn(dave, "https://a.test", "d-2")
+        try await store.deleteUser(dave.id, in: company.id, audit: audit(company.id, .deleteUser))
+        try await signIn(erin, "https://a.test", "d-2")
     }
 
     @Test func aSignInOrPasswordChangeThatVerifiedAnOldHashWritesNothing() async throws {

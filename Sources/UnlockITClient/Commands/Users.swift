@@ -7,7 +7,7 @@ struct Users: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             abstract: L.current("help.users.abstract"), discussion: L.current("help.users.discussion"),
-            subcommands: [List.self, Add.self, Show.self, Edit.self, Remove.self, Import.self, ResetPassword.self])
+            subcommands: [List.self, Add.self, Show.self, Edit.self, Remove.self, Import.self, ResetPassword.self, UnlinkOIDC.self])
     }
 
     static func table(_ users: [UserModel], _ context: CommandContext) -> String {
@@ -191,6 +191,30 @@ struct Users: AsyncParsableCommand {
             try context.output(reset) {
                 l("users.password_reset", found.email) + (reset.initialPassword.map { "\n" + l("users.initial_password", $0) } ?? "")
             }
+        }
+    }
+}
+
+extension Users {
+    /// For a user whose account at the identity provider was made again: until they are unlinked,
+    /// the new account's sign-ins are refused (`identity_mismatch`).
+    struct UnlinkOIDC: AsyncParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(commandName: "unlink-oidc", abstract: L.current("help.users.unlink.abstract"))
+        }
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp(L.current("help.users.reference"), valueName: "user")) var user: String
+        @Flag(help: ArgumentHelp(L.current("help.option.yes"))) var yes = false
+
+        func run() async throws {
+            let context = CommandContext(global)
+            let l = context.l
+            let (api, _) = try context.signedIn()
+            let found = try await Lookup(api: api).user(user)
+            // Whoever's account the next sign-in is made with is linked: the admin vouches for it.
+            try confirmOrRefuse(yes: yes, question: l("users.confirm_unlink", found.email), l)
+            let answer: UnlinkedModel = try await api.send("DELETE", "/api/v1/users/\(found.id)/identities")
+            try context.output(answer) { answer.unlinked > 0 ? l("users.unlinked", found.email) : l("users.not_linked", found.email) }
         }
     }
 }

@@ -139,3 +139,8 @@ struct AuditPageModel: Codable, Sendable {
 struct PasswordResetModel: Codable, Sendable {
     var initialPassword: String?
 }
+
+/// How many accounts at OpenID Connect issuers an admin unlinked a user from.
+struct UnlinkedModel: Codable, Sendable {
+    var unlinked: Int
+}

@@ -21,6 +21,9 @@ public enum AuditAction: String, Sendable, Codable, CaseIterable {
     case signIn = "sign_in"
     case signOut = "sign_out"
     case changePassword = "change_password"
+    /// An admin forgot a user's links to accounts at OpenID Connect issuers (``OIDCIdentity``): the
+    /// next sign-in at each issuer links them anew.
+    case unlinkIdentities = "unlink_identities"
     case createUser = "create_user"
     case updateUser = "update_user"
     case deleteUser = "delete_user"

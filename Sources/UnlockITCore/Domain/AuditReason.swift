@@ -44,6 +44,9 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case issuerNotTrusted = "issuer_not_trusted"
     /// An OpenID Connect ID token that had already signed someone in was presented again.
     case idTokenReused = "id_token_reused"
+    /// An ID token of another account at its issuer than the one the user is linked to there, or of
+    /// one linked to another user (``OIDCIdentity``).
+    case identityMismatch = "identity_mismatch"
     // Admin changes
     case `import`
 

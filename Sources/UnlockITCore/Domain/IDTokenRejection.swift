@@ -10,4 +10,7 @@ public enum IDTokenRejection: String, Sendable, CaseIterable {
     case emailNotVerified = "email_not_verified"
     /// The token has signed someone in before.
     case reused
+    /// The token is of another account at its issuer than the one the user is linked to there, or of
+    /// one linked to another user (``OIDCIdentity``).
+    case identityMismatch = "identity_mismatch"
 }

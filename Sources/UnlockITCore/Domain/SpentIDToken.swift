@@ -9,9 +9,13 @@ public struct SpentIDToken: Sendable, Equatable {
     public let digest: [UInt8]
     /// When the verifier stops accepting the token: its expiry plus the verifier's leeway.
     public let keptUntil: Date
+    /// Whose account at the issuer the token speaks for (``OIDCIdentity``); nil in tests of the
+    /// token's single use alone.
+    public let identity: OIDCIdentity?
 
-    public init(digest: [UInt8], keptUntil: Date) {
+    public init(digest: [UInt8], keptUntil: Date, identity: OIDCIdentity? = nil) {
         self.digest = digest
         self.keptUntil = keptUntil
+        self.identity = identity
     }
 }

@@ -41,6 +41,13 @@ public protocol Store: Sendable {
     /// Stores a new hash of the same password (made at the current bcrypt cost) if the stored one is
     /// still `replacing`; sessions, flags and the audit log are untouched. Returns whether it did.
     func rehashPassword(_ id: UserID, hash: String, replacing: String) async throws -> Bool
+    /// The user's links to accounts at OpenID Connect issuers (``OIDCIdentity``), by issuer.
+    func identities(of id: UserID, in company: CompanyID) async throws -> [OIDCIdentity]
+    /// Forgets the user's links to accounts at OpenID Connect issuers, so that their next sign-in at
+    /// each issuer links them anew: for an account the issuer made again. Returns how many there
+    /// were; `audit` is written only if there were any. ``StoreError/notFound`` for a user not of
+    /// `company`; only while `admin` still is one (``AdminCheck``).
+    func unlinkIdentities(of id: UserID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent) async throws -> Int
 
     // MARK: Rooms
     func createRoom(_ room: Room, audit: AuditEvent) async throws
@@ -118,6 +125,9 @@ public protocol Store: Sendable {
     /// was changed must not outlive the change. For an OpenID Connect sign-in, `spending` the ID
     /// token is recorded in the same transaction, and a token recorded before refuses the session
     /// (``StoreError/idTokenSpent``): of two sign-ins with one token, however close, one gets a session.
+    /// The token's ``OIDCIdentity`` links the user to that account at the issuer on their first
+    /// sign-in there; after that, a token of another account there refuses the session, as does one
+    /// of an account linked to another user (``StoreError/identityMismatch``).
     /// `audit`, given the user as stored, makes the sign-in's event, written in the same transaction:
     /// no session without its event. Returns the user as stored.
     func createSession(

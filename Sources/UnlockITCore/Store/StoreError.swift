@@ -25,6 +25,9 @@ public enum StoreError: Error, Sendable, Equatable {
     case noPassword
     /// The ID token has signed someone in before (``SpentIDToken``).
     case idTokenSpent
+    /// The ID token speaks for another account at its issuer than the one the user is linked to there,
+    /// or for one linked to another user (``OIDCIdentity``).
+    case identityMismatch
     /// The request's session ended (revoked, expired, its user deleted or disabled) while it ran.
     case sessionEnded
     /// The request's user is no longer an admin.

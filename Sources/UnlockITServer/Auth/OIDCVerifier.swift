@@ -14,7 +14,8 @@ import UnlockITCore
 /// configured issuer; its signature verifies with that issuer's JWKS; its `aud` contains the client id
 /// the caller named, and that client id is configured for the issuer; it has not expired (with 60 s
 /// of leeway) and was not issued in the future; and it carries an email the issuer says is verified.
-/// That a token signs someone in once only is the store's to keep (``VerifiedIdentity/token``).
+/// That a token signs someone in once only, and only the user linked to its account at the issuer
+/// (``OIDCIdentity``), is the store's to keep (``VerifiedIdentity/token``).
 public final class OIDCVerifier: Sendable {
     public struct VerifiedIdentity: Sendable, Equatable {
         public let issuer: String
@@ -171,7 +172,9 @@ public final class OIDCVerifier: Sendable {
         return VerifiedIdentity(
             issuer: claims.iss.value, subject: claims.sub.value, email: email,
             companies: issuer.configuration.signedInCompanies,
-            token: SpentIDToken(digest: Array(SHA256.hash(data: Array(signed))), keptUntil: claims.exp.value.addingTimeInterval(leeway)))
+            token: SpentIDToken(
+                digest: Array(SHA256.hash(data: Array(signed))), keptUntil: claims.exp.value.addingTimeInterval(leeway),
+                identity: OIDCIdentity(issuer: claims.iss.value, subject: claims.sub.value)))
     }
 
     /// How long after a fetch of an issuer's keys, successful or not, no other is started: one that

@@ -167,6 +167,17 @@ struct AuthController {
             problem.reason = IDTokenRejection.reused.rawValue
             throw problem
         }
+        /// A token of another account at the issuer than the user's (an email address that passed to
+        /// someone else there), or of another user's: the company learns of it, and an admin may
+        /// unlink the user's accounts if the issuer made theirs again.
+        func refuseOtherIdentity() async throws -> Never {
+            try await services.store.append(
+                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .identityMismatch, subject: user.id))
+            services.metrics.signIn(outcome: "identity_mismatch")
+            var problem = APIError.idTokenInvalid
+            problem.reason = IDTokenRejection.identityMismatch.rawValue
+            throw problem
+        }
         guard user.enabled else { try await refuseDisabled() }
         let token = SessionTokens.generate()
         let now = services.clock.now()
@@ -183,6 +194,8 @@ struct AuthController {
             try await refuseDisabled()
         } catch StoreError.idTokenSpent {
             try await refuseReused()
+        } catch StoreError.identityMismatch {
+            try await refuseOtherIdentity()
         } catch StoreError.credentialsChanged where verifiedHash == nil {
             // Without a verified hash (an ID token's sign-in) the user was deleted meanwhile: answered as
             // for an email without an account. (With one the caller decides: see ``signIn(request:context:)``.)

@@ -45,6 +45,11 @@ struct UsersController {
         var initialPassword: String?
     }
 
+    struct Unlinked: ResponseCodable {
+        /// How many accounts at OpenID Connect issuers the user was linked to.
+        var unlinked: Int
+    }
+
     struct Import: RequestBody {
         var users: [Create]
         static let fields: Set<String> = ["users"]
@@ -79,6 +84,7 @@ struct UsersController {
         group.patch("users/:id", use: update)
         group.delete("users/:id", use: delete)
         group.post("users/:id/password", use: resetPassword)
+        group.delete("users/:id/identities", use: unlinkIdentities)
     }
 
     /// The import, in a group of its own: one at a time per company (``OneImportPerCompany``).
@@ -333,6 +339,23 @@ struct UsersController {
             throw APIError.notFound(.userNotFound)
         }
         return PasswordReset(initialPassword: generated)
+    }
+
+    /// Forgets the user's links to accounts at OpenID Connect issuers: their next sign-in at each
+    /// issuer links them to the account it is made with. For an account the issuer made again (a new
+    /// `sub`), which is refused until then.
+    @Sendable func unlinkIdentities(request: Request, context: AppContext) async throws -> Unlinked {
+        let identity = try context.requireIdentity()
+        let admin = identity.user
+        let id = try Self.userID(context)
+        do {
+            let count = try await services.store.unlinkIdentities(
+                of: id, in: admin.companyID, checking: services.adminCheck(identity),
+                audit: services.audit(.unlinkIdentities, by: admin, company: admin.companyID, subject: id))
+            return Unlinked(unlinked: count)
+        } catch StoreError.notFound {
+            throw APIError.notFound(.userNotFound)
+        }
     }
 
     /// 100 random bits as four groups of five Crockford base32 characters, e.g. `7KQ2M-9XD4R-TAWZ3-C8HJN`.

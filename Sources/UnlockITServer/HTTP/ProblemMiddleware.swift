@@ -69,6 +69,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case .userDisabled: .userDisabled
         case .noPassword: .conflict(.noPassword, "The user signs in with OpenID Connect only and has no password to reset")
         case .idTokenSpent: .idTokenInvalid
+        case .identityMismatch: .idTokenInvalid
         case .sessionEnded: .unauthenticated
         case .adminRequired: .adminRequired
         }
