@@ -44,6 +44,7 @@ struct ServerAnswerTests {
     func anIDTokensReasonChoosesTheHint() {
         let reasons = [
             "malformed", "unknown_issuer", "algorithm_not_allowed", "bad_signature", "wrong_audience", "expired", "email_not_verified", "reused",
+            "identity_mismatch",
         ]
         // The server's list, as the API document gives it.
         #expect(Set(reasons) == CLIError.idTokenReasons)
@@ -63,6 +64,12 @@ struct ServerAnswerTests {
         }
         #expect(
             CLIError.problem("id_token_invalid", reason: "wrong_audience", detail: nil, Localizer(.english)).hint?.contains("--client-id") == true)
+        // Another account than the user's at the provider: an admin unlinks, the CLI says how.
+        for language in [Language.english, .danish] {
+            #expect(
+                CLIError.problem("id_token_invalid", reason: "identity_mismatch", detail: nil, Localizer(language)).hint?.contains("unlink-oidc")
+                    == true)
+        }
     }
 
     @Test func aProxysErrorPageExitsWithWhatItMeans() async throws {
