@@ -64,7 +64,11 @@ extension APIError {
         APIError(.badRequest, code: .invalidID, title: "Not a valid id", detail: "\(what) is not a valid id")
     }
     static let weakPassword = APIError(
-        .badRequest, code: .weakPassword, title: "Password not accepted", detail: "Passwords must be 12 to 128 characters long.")
+        .badRequest, code: .weakPassword, title: "Password not accepted",
+        detail:
+            "Passwords must be 12 to 128 characters long, without control characters, and not a piece repeated, a run along the "
+            + "alphabet, the digits or a keyboard row, or the service's name or the user's email or name with only digits, spaces or "
+            + "punctuation around it.")
 
     // 401, 403, 511
     static let unauthenticated = APIError(
