@@ -215,8 +215,9 @@ extension SQLiteStore {
         }
     }
 
-    public func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws {
+    public func retireLock(_ id: LockID, in company: CompanyID, at: Date, checking admin: AdminCheck?, audit: AuditEvent) async throws {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }
@@ -236,8 +237,11 @@ extension SQLiteStore {
         }
     }
 
-    public func updateLock(_ id: LockID, in company: CompanyID, name: String?, room: RoomID?, audit: AuditEvent) async throws -> Lock {
+    public func updateLock(
+        _ id: LockID, in company: CompanyID, name: String?, room: RoomID?, checking admin: AdminCheck?, audit: AuditEvent
+    ) async throws -> Lock {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db),
                 let before = record.lock
             else { throw StoreError.notFound }

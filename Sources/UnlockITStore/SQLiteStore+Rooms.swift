@@ -3,8 +3,9 @@ import GRDB
 import UnlockITCore
 
 extension SQLiteStore {
-    public func createRoom(_ room: Room, audit: AuditEvent) async throws {
+    public func createRoom(_ room: Room, checking admin: AdminCheck?, audit: AuditEvent) async throws {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             try Self.requireUniqueName(room, db)
             try RoomRecord(room).insert(db)
             try self.insertAudit(audit, recording: AuditChange.created(room), db)
@@ -53,10 +54,11 @@ extension SQLiteStore {
         return records.map { $0.room(authorizedUsers: authorized[$0.id] ?? []) }
     }
 
-    public func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws
-        -> Room
-    {
+    public func updateRoom(
+        _ id: RoomID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent, change: (inout Room) throws -> Void
+    ) async throws -> Room {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             guard let stored = try Self.fetchRoom(id, in: company, db) else { throw StoreError.notFound }
             var room = stored
             try change(&room)
@@ -83,8 +85,9 @@ extension SQLiteStore {
         }
     }
 
-    public func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws {
+    public func deleteRoom(_ id: RoomID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent) async throws {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             guard let stored = try Self.fetchRoom(id, in: company, db) else { throw StoreError.notFound }
             let liveLocks = try LockRecord.filter(Column("roomId") == id.rawValue && Column("state") != LockState.retired.rawValue).fetchCount(db)
             guard liveLocks == 0 else { throw StoreError.roomHasLocks }
@@ -93,8 +96,11 @@ extension SQLiteStore {
         }
     }
 
-    public func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws {
+    public func setAuthorization(
+        user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, checking admin: AdminCheck?, audit: AuditEvent
+    ) async throws {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             // Both must be of the caller's company; anything else is reported as missing, the room first.
             guard try Self.roomExists(room, in: company, db) else { throw StoreError.roomNotFound }
             guard try UserRecord.filter(Column("id") == user.rawValue && Column("companyId") == company.rawValue).fetchCount(db) == 1 else {

@@ -59,10 +59,11 @@ extension SQLiteStore {
         }
     }
 
-    public func updateUser(_ id: UserID, in company: CompanyID, audit: AuditEvent, change: (inout User) throws -> Void) async throws
-        -> User
-    {
+    public func updateUser(
+        _ id: UserID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent, change: (inout User) throws -> Void
+    ) async throws -> User {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             guard var record = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db)
             else { throw StoreError.notFound }
             let before = record.user
@@ -93,8 +94,9 @@ extension SQLiteStore {
         }
     }
 
-    public func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws {
+    public func deleteUser(_ id: UserID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent) async throws {
         try await auditedWrite { db in
+            if let admin { try Self.require(admin, db) }
             guard let record = try UserRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }

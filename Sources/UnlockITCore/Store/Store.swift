@@ -27,8 +27,10 @@ public protocol Store: Sendable {
     /// editable fields are kept (email, name, role, level, enabled, updatedAt). Refuses to leave the
     /// company without an enabled admin. A change that changes none of them writes nothing, no
     /// event and no new updatedAt, and returns the user as stored.
-    func updateUser(_ id: UserID, in company: CompanyID, audit: AuditEvent, change: (inout User) throws -> Void) async throws -> User
-    func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws
+    func updateUser(
+        _ id: UserID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent, change: (inout User) throws -> Void
+    ) async throws -> User
+    func deleteUser(_ id: UserID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent) async throws
     /// Sets a new password hash, and revokes every session of the user except `keepSession`.
     /// With `replacing`, only if the stored hash is still that one (the one the user's current
     /// password was just verified against; else ``StoreError/credentialsChanged``); with `admin`,
@@ -50,7 +52,7 @@ public protocol Store: Sendable {
     func unlinkIdentities(of id: UserID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent) async throws -> Int
 
     // MARK: Rooms
-    func createRoom(_ room: Room, audit: AuditEvent) async throws
+    func createRoom(_ room: Room, checking admin: AdminCheck?, audit: AuditEvent) async throws
     func room(_ id: RoomID, in company: CompanyID) async throws -> Room?
     func rooms(in company: CompanyID) async throws -> [Room]
     /// The company's rooms with each authorized list cut down to `user` (whether they are on it):
@@ -59,12 +61,15 @@ public protocol Store: Sendable {
     /// Applies `change` to the room as stored, in one write transaction, and returns the room as
     /// saved; only the editable fields are kept (name, description, type, bookable, level, updatedAt).
     /// A change that changes none of them writes nothing, and returns the room as stored.
-    func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws -> Room
-    func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws
+    func updateRoom(
+        _ id: RoomID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent, change: (inout Room) throws -> Void
+    ) async throws -> Room
+    func deleteRoom(_ id: RoomID, in company: CompanyID, checking admin: AdminCheck?, audit: AuditEvent) async throws
     /// Puts `user` on `room`'s list or takes them off: ``StoreError/roomNotFound`` for a room not of
     /// `company`, then ``StoreError/notFound`` for a user not of it. A change that changes nothing
     /// writes no event.
-    func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws
+    func setAuthorization(
+        user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, checking admin: AdminCheck?, audit: AuditEvent) async throws
 
     // MARK: Locks
     /// Who keeps `company` from registering a lock of this device id, if anyone: a lock whose
@@ -102,11 +107,13 @@ public protocol Store: Sendable {
     func holdPendingKey(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], wrappedKey: [UInt8]) async throws
     /// What ``holdPendingKey(_:in:sealedKey:wrappedKey:)`` holds for the lock, if anything.
     func pendingKey(_ id: LockID, in company: CompanyID) async throws -> (sealedKey: [UInt8], wrappedKey: [UInt8])?
-    func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws
+    func retireLock(_ id: LockID, in company: CompanyID, at: Date, checking admin: AdminCheck?, audit: AuditEvent) async throws
     /// Renames the lock and/or moves it to another room of its company (``StoreError/roomNotFound``);
     /// a retired lock is not changed (``StoreError/lockRetired``). The event records what changed; a
     /// change that changes nothing writes nothing.
-    func updateLock(_ id: LockID, in company: CompanyID, name: String?, room: RoomID?, audit: AuditEvent) async throws -> Lock
+    func updateLock(
+        _ id: LockID, in company: CompanyID, name: String?, room: RoomID?, checking admin: AdminCheck?, audit: AuditEvent
+    ) async throws -> Lock
     /// Records what the broker says of locks' connections (the lock gateway batches these).
     func recordPresence(_ updates: [LockPresence]) async throws
 
@@ -167,6 +174,39 @@ extension Store {
     /// A session without an audit event of its own (a test's, a benchmark's).
     public func createSession(_ session: Session, verifiedHash: String?, spending idToken: SpentIDToken? = nil) async throws -> User {
         try await createSession(session, verifiedHash: verifiedHash, spending: idToken, audit: nil)
+    }
+
+    /// The admin changes below without a check of their admin (``AdminCheck``): a test's, a benchmark's.
+    public func updateUser(_ id: UserID, in company: CompanyID, audit: AuditEvent, change: (inout User) throws -> Void) async throws -> User {
+        try await updateUser(id, in: company, checking: nil, audit: audit, change: change)
+    }
+
+    public func deleteUser(_ id: UserID, in company: CompanyID, audit: AuditEvent) async throws {
+        try await deleteUser(id, in: company, checking: nil, audit: audit)
+    }
+
+    public func createRoom(_ room: Room, audit: AuditEvent) async throws {
+        try await createRoom(room, checking: nil, audit: audit)
+    }
+
+    public func updateRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent, change: (inout Room) throws -> Void) async throws -> Room {
+        try await updateRoom(id, in: company, checking: nil, audit: audit, change: change)
+    }
+
+    public func deleteRoom(_ id: RoomID, in company: CompanyID, audit: AuditEvent) async throws {
+        try await deleteRoom(id, in: company, checking: nil, audit: audit)
+    }
+
+    public func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws {
+        try await setAuthorization(user: user, room: room, in: company, authorized: authorized, checking: nil, audit: audit)
+    }
+
+    public func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws {
+        try await retireLock(id, in: company, at: at, checking: nil, audit: audit)
+    }
+
+    public func updateLock(_ id: LockID, in company: CompanyID, name: String?, room: RoomID?, audit: AuditEvent) async throws -> Lock {
+        try await updateLock(id, in: company, name: name, room: room, checking: nil, audit: audit)
     }
 
     /// A lock without an audit event or a check of its admin (a test's, a benchmark's).

@@ -229,7 +229,8 @@ struct LocksController {
     /// Renames the lock or moves it to another room: who may open it follows the room's rule from
     /// then on. Its broker account and key are untouched.
     @Sendable func update(request: Request, context: AppContext) async throws -> LockResponse {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let id = try Self.lockID(context)
         let body = try await request.decodeStrict(Update.self, context: context)
         let name = try body.name.map { name in
@@ -242,7 +243,7 @@ struct LocksController {
         }
         do {
             let lock = try await services.store.updateLock(
-                id, in: admin.companyID, name: name, room: room,
+                id, in: admin.companyID, name: name, room: room, checking: services.adminCheck(identity),
                 audit: services.audit(.updateLock, by: admin, company: admin.companyID, lock: id, room: nil))
             return response(lock)
         } catch StoreError.notFound {
@@ -337,8 +338,10 @@ struct LocksController {
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not remove the lock's account")
         }
         services.gateway.retired(id)
+        // Not checked again (``inTurn`` checked the admin before the broker was touched): the account
+        // is gone and cannot be given back, and the row must say so.
         try await services.store.retireLock(
-            id, in: admin.companyID, at: services.clock.now(),
+            id, in: admin.companyID, at: services.clock.now(), checking: nil,
             audit: services.audit(.retireLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
         guard let retired = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(retired)

@@ -72,7 +72,8 @@ struct RoomsController {
     }
 
     @Sendable func create(request: Request, context: AppContext) async throws -> EditedResponse<RoomResponse> {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let body = try await request.decodeStrict(Create.self, context: context)
         guard let name = Validation.name(body.name) else { throw APIError.invalidField("name", "1–100 characters") }
         guard let description = Validation.description(body.description ?? "") else {
@@ -82,12 +83,14 @@ struct RoomsController {
         let room = Room(
             id: .generate(), companyID: admin.companyID, name: name, description: description, type: body.type, bookable: body.bookable ?? false,
             requiredLevel: try Self.validLevel(body.requiredLevel), authorizedUsers: [], createdAt: now, updatedAt: now)
-        try await services.store.createRoom(room, audit: services.audit(.createRoom, by: admin, company: admin.companyID, room: room.id))
+        try await services.store.createRoom(
+            room, checking: services.adminCheck(identity), audit: services.audit(.createRoom, by: admin, company: admin.companyID, room: room.id))
         return EditedResponse(status: .created, response: RoomResponse(room))
     }
 
     @Sendable func update(request: Request, context: AppContext) async throws -> RoomResponse {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let id = try Self.roomID(context)
         let body = try await request.decodeStrict(Update.self, context: context)
         let name = try body.name.map { name in
@@ -104,7 +107,8 @@ struct RoomsController {
         do {
             // Only the fields sent change, on the row as it is when the write starts.
             let room = try await services.store.updateRoom(
-                id, in: admin.companyID, audit: services.audit(.updateRoom, by: admin, company: admin.companyID, room: id)
+                id, in: admin.companyID, checking: services.adminCheck(identity),
+                audit: services.audit(.updateRoom, by: admin, company: admin.companyID, room: id)
             ) { room in
                 if let name { room.name = name }
                 if let description { room.description = description }
@@ -120,11 +124,13 @@ struct RoomsController {
     }
 
     @Sendable func delete(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let id = try Self.roomID(context)
         do {
             try await services.store.deleteRoom(
-                id, in: admin.companyID, audit: services.audit(.deleteRoom, by: admin, company: admin.companyID, room: id))
+                id, in: admin.companyID, checking: services.adminCheck(identity),
+                audit: services.audit(.deleteRoom, by: admin, company: admin.companyID, room: id))
         } catch StoreError.notFound {
             throw APIError.notFound(.roomNotFound)
         }
@@ -140,12 +146,13 @@ struct RoomsController {
     }
 
     private func setAuthorization(_ authorized: Bool, context: AppContext) async throws -> RoomResponse {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let room = try Self.roomID(context)
         let user = try UsersController.userID(context, "userId")
         do {
             try await services.store.setAuthorization(
-                user: user, room: room, in: admin.companyID, authorized: authorized,
+                user: user, room: room, in: admin.companyID, authorized: authorized, checking: services.adminCheck(identity),
                 audit: services.audit(authorized ? .authorizeUser : .deauthorizeUser, by: admin, company: admin.companyID, room: room, subject: user))
         } catch StoreError.notFound {
             throw APIError.notFound(.userNotFound)

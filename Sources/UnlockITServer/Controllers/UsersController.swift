@@ -265,7 +265,8 @@ struct UsersController {
     }
 
     @Sendable func update(request: Request, context: AppContext) async throws -> UserResponse {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let id = try Self.userID(context)
         let body = try await request.decodeStrict(Update.self, context: context)
         let email = try body.email.map { email in
@@ -289,7 +290,8 @@ struct UsersController {
         do {
             // Only the fields sent change, on the row as it is when the write starts.
             let user = try await services.store.updateUser(
-                id, in: admin.companyID, audit: services.audit(.updateUser, by: admin, company: admin.companyID, subject: id)
+                id, in: admin.companyID, checking: services.adminCheck(identity),
+                audit: services.audit(.updateUser, by: admin, company: admin.companyID, subject: id)
             ) { user in
                 if let email { user.email = email }
                 if let name { user.name = name }
@@ -305,12 +307,14 @@ struct UsersController {
     }
 
     @Sendable func delete(request: Request, context: AppContext) async throws -> HTTPResponse.Status {
-        let admin = try context.requireIdentity().user
+        let identity = try context.requireIdentity()
+        let admin = identity.user
         let id = try Self.userID(context)
         guard id != admin.id else { throw APIError.conflict(.cannotDeleteSelf, "An admin cannot delete their own account") }
         do {
             try await services.store.deleteUser(
-                id, in: admin.companyID, audit: services.audit(.deleteUser, by: admin, company: admin.companyID, subject: id))
+                id, in: admin.companyID, checking: services.adminCheck(identity),
+                audit: services.audit(.deleteUser, by: admin, company: admin.companyID, subject: id))
         } catch StoreError.notFound {
             throw APIError.notFound(.userNotFound)
         }
