@@ -144,6 +144,20 @@ import UnlockITCore
         #expect(link.commands.count == 2)
     }
 
+    @Test func aResultBeforeTheNonceIsNotTakenForTheOutcome() async throws {
+        let (gateway, link) = gateway()
+        async let outcome = gateway.unlock(lock, key: key)
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
+        // A grant answering the challenge itself: no respond was sent, so it is not the lock's answer.
+        answer(gateway, from: lock, .result(req: req, granted: true, reason: nil))
+        let nonce = Block128.random()
+        answer(gateway, from: lock, .nonce(req: req, nonce: nonce))
+        guard case .respond(_, let response) = try await link.waitForCommand(2) else { throw link.failure("expected a respond") }
+        #expect(response == AES128.encrypt(nonce, key: key))
+        answer(gateway, from: lock, .result(req: req, granted: false, reason: .badResponse))
+        #expect(await outcome == .lockDenied)
+    }
+
     @Test func aNonceTooCloseToTheDeadlineIsNotAnswered() async throws {
         let (gateway, link) = gateway(timeout: .milliseconds(500))
         async let outcome = gateway.unlock(lock, key: key)

@@ -336,6 +336,10 @@ public final class LockGateway: Sendable {
                     return .answer(nonce, onNonce, waiter.lock, waiter.afterAnswer)
                 }
             }
+            // A `result` answers a `respond`, and none has gone out before the nonce: whoever sends
+            // one then (a lock's leaked credentials answering `challenge` with `granted`) is not
+            // the protocol, and an unlock never ends as opened on it.
+            if case .event(.result) = reply, waiter.onNonce != nil { return .ignore }
             waiters[req] = nil
             if case .timeout = reply { watchForLateGrant(req, of: waiter) }
             return .resume(waiter)
