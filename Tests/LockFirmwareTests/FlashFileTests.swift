@@ -120,6 +120,21 @@ import UnlockITCore
         #expect(throws: LockFleet.FleetError.self) { try LockFleet.readPairs(path) }
     }
 
+    @Test("A line that is not a lock id and a secret is refused by its number, without the secret")
+    func aBadLineIsNamedByItsNumber() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let password = "3f9a0c1e5b7d2468ace0bdf13579bdf02468ace13579bdf02468ace13579bdf0"
+        // A note after the password: three fields.
+        try Data("lock-a\tone\n\nlock-b\t\(password)\tspare\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try LockFleet.readPairs(path)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("line 3") && !text.contains(password) && !text.contains("lock-b")
+        }
+    }
+
     @Test func aFleetIsNotBootedTwice() throws {
         let directory = NSTemporaryDirectory() + "fleet-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -54,10 +54,11 @@ public final class LockFleet: Sendable {
     public static func readPairs(_ path: String) throws -> [(LockID, String)] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var seen = Set<LockID>()
-        return try text.split(separator: "\n").compactMap { line in
+        return try text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
             let fields = line.split(separator: "\t")
             guard !line.isEmpty else { return nil }
-            guard fields.count == 2, let lock = LockID(String(fields[0])) else { throw FleetError.badLine(String(line.prefix(80))) }
+            // Named by its number only: the line holds a broker password or a setup code.
+            guard fields.count == 2, let lock = LockID(String(fields[0])) else { throw FleetError.badLine(path: path, number: index + 1) }
             guard seen.insert(lock).inserted else { throw FleetError.namedTwice(lock) }
             return (lock, String(fields[1]))
         }
@@ -65,14 +66,14 @@ public final class LockFleet: Sendable {
 
     public enum FleetError: Error, CustomStringConvertible {
         case invalidPrefix(String)
-        case badLine(String)
+        case badLine(path: String, number: Int)
         case alreadyBooted(LockID, directory: String)
         case namedTwice(LockID)
 
         public var description: String {
             switch self {
             case .invalidPrefix(let prefix): "\"\(prefix)\" does not make valid lock ids (lowercase letters, digits and hyphens)"
-            case .badLine(let line): "not a \"lock id<TAB>secret\" line: \(line)"
+            case .badLine(let path, let number): "\(path), line \(number): not a \"lock id<TAB>secret\" line"
             case .alreadyBooted(let lock, let directory):
                 "\(directory) already holds \(lock)'s flash: a second first boot would give its locks new keys; "
                     + "use another --dir, or remove \(directory)/flash to start over"
