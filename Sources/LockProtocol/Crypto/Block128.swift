@@ -20,10 +20,14 @@ public struct Block128: Sendable, Hashable {
         Block128(unchecked: SecureRandom.bytes(AES128.blockSize))
     }
 
-    /// Constant-time equality: use this, never `==`, where the value is a secret or a proof.
+    /// Constant-time equality, by name where the value is a secret or a proof.
     public func constantTimeEquals(_ other: Block128) -> Bool {
         ConstantTime.equals(bytes, other.bytes)
     }
+
+    /// Constant time too: a nonce or a proof compared with `==` (and so every `Command` and `Event`
+    /// that holds one) tells nothing by how long the comparison takes.
+    public static func == (lhs: Block128, rhs: Block128) -> Bool { lhs.constantTimeEquals(rhs) }
 
     public var hex: String { Hex.encode(bytes) }
 }

@@ -6,8 +6,10 @@ public enum Command: Sendable, Equatable {
     case challenge(req: RequestID)
     /// Proves knowledge of the device key: `response = AES-ECB(K, nonce)`; opens the door.
     case respond(req: RequestID, response: Block128)
-    /// Completes pairing: the same proof as `respond`, sent once right after `activate`, so that the
-    /// lock marks itself activated only when the server has shown it holds the device key. Never opens.
+    /// Completes pairing: `response = AES-ECB(Kc, nonce)` with the confirmation key
+    /// `Kc = AES-ECB(K, "unlockit-confirm")`, never `respond`'s proof (one could otherwise be turned
+    /// into the other by rewriting `op`), sent right after `activate`, so that the lock marks itself
+    /// activated only when the server has shown it holds the device key. Never opens.
     case confirm(req: RequestID, response: Block128)
 
     public var req: RequestID {
