@@ -296,6 +296,33 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("The broker disconnects a lock that sends more than any protocol message holds; the server never gets it")
+    func oversizedMessagesAreRefusedByTheBroker() async throws {
+        try await Site.with() { site in
+            try await site.addSuperuserAccount()
+            let (lock, password) = try await site.registerLock("lock-big")
+            let id = LockID(lock.id)!
+            let observer = try await site.superuser("observer")
+            let seen = try await observer.record(Topics.event(id))
+            let events = LockedBox<[MQTTConnectionEvent]>([])
+            let device = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: site.broker.port, clientID: lock.id, username: lock.id, password: password),
+                onConnectionEvent: { event in events.set(events.get() + [event]) })
+            device.start()
+            try await device.waitUntilConnected(timeout: .seconds(30))
+            // The protocol's largest message gets through; 20 KB does not, and costs the connection.
+            try device.publish(topic: Topics.event(id), payload: Array(repeating: UInt8(ascii: "x"), count: 4096))
+            try await Network.waitUntil("the 4 KiB message") { seen.messages.count == 1 }
+            try device.publish(topic: Topics.event(id), payload: Array(repeating: UInt8(ascii: "y"), count: 20_000))
+            try await Network.waitUntil("the broker's disconnection") { events.get().contains(.disconnected) }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(seen.messages.count == 1 && seen.messages.allSatisfy { $0.payload.count == 4096 })
+            await device.shutdown()
+            await observer.shutdown()
+        }
+    }
+
     @Test("A device id naming another broker account is refused and that account keeps working; a lock's stale account is replaced")
     func deviceIDOfAnotherAccount() async throws {
         try await Site.with(serverEnvironment: ["UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY": "3"]) { site in

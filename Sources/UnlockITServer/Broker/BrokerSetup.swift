@@ -121,8 +121,9 @@ public struct BrokerSetup: Sendable {
             plugin \(plugin)
             plugin_opt_config_file \(dynamicSecurityPath)
             persistence false
-            # Protocol messages are small; nothing legitimate comes near this.
-            max_packet_size 65536
+            # A protocol message is at most 4 KiB, and the server's broker commands under 1 KiB: a client
+            # (a lock's leaked password) sending more is disconnected before the server has to take it.
+            max_packet_size 16384
             max_inflight_messages 0
             max_queued_messages 100000
             log_dest file \(logPath)
