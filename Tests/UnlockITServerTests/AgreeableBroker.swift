@@ -11,6 +11,11 @@ import UnlockITCore
 final class AgreeableBroker: CommandLink {
     private let accounts = Mutex<BrokerAccounts?>(nil)
     private let sent = Mutex<[String]>([])
+    /// How long the answer to a command of this name takes (none: at once).
+    private let delays = Mutex<[String: Duration]>([:])
+
+    /// Answers commands named `command` only after `delay`, as a broker under load might.
+    func delay(_ command: String, by delay: Duration) { delays.withLock { $0[command] = delay } }
 
     /// The accounts API over this link.
     static func make() -> (BrokerAccounts, AgreeableBroker) {
@@ -41,7 +46,8 @@ final class AgreeableBroker: CommandLink {
         }
         guard let answer = try? JSONSerialization.data(withJSONObject: ["responses": responses]) else { return }
         let accounts = self.accounts.withLock { $0 }
-        DispatchQueue.global().async {
+        let delay = delays.withLock { delays in commands.compactMap { delays[$0["command"] as? String ?? ""] }.max() ?? .zero }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay / .milliseconds(1)))) {
             accounts?.handle(MQTTMessage(topic: BrokerAccounts.responseTopic, payload: Array(answer)))
         }
     }

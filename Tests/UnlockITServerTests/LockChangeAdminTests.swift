@@ -52,6 +52,34 @@ import UnlockITStore
         }
     }
 
+    @Test("An admin signed out while the broker sets a lock's new password is not shown it")
+    func aNewBrokerPasswordIsNotShownToAnAdminWhoseSessionEnded() async throws {
+        let harness = try Harness()
+        let (accounts, broker) = AgreeableBroker.make()
+        let services = try harness.services(accounts: accounts)
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run(over: services) { api in
+            let admin = try await api.session("admin@acme.test", initial)
+            let room = try await api.createRoom(admin, "Lab")
+            let company = try #require(try await harness.store.credentials(email: "admin@acme.test")?.0.companyID)
+            let id = try #require(LockID("door-1"))
+            try await harness.store.createLock(
+                Lock(id: id, companyID: company, roomID: RoomID(room), name: "Door", state: .registered, createdAt: harness.clock.now))
+            broker.delay("modifyClient", by: .milliseconds(800))
+            async let reply = api.post("/api/v1/locks/\(id)/broker-password", admin, [:])
+            try await Network.waitUntil("the broker asked") { broker.commands.contains("modifyClient") }
+            #expect(try await api.post("/api/v1/auth/sign-out", admin).status == 204)
+            let answer = try await reply
+            #expect(answer.status == 401 && answer.code == "unauthenticated", "\(answer)")
+            #expect(Set(answer.json.keys).isDisjoint(with: ["mqtt", "username", "password"]), "\(answer)")
+            #expect(answer.text.firstMatch(of: /[0-9a-f]{64}/) == nil, "\(answer)")
+            // The broker did change it: the log says so, and by whom.
+            let other = try await api.session("admin@acme.test", "a brand new password")
+            let events = try await api.get("/api/v1/audit?action=reset_lock_password", other)
+            #expect(events.items.count == 1 && events.items.first?["outcome"] as? String == "success", "\(events.items)")
+        }
+    }
+
     @Test(
         "Another company's lock answers at once, not after that company's change of it",
         arguments: ["register", "activate", "retire", "broker-password"])

@@ -355,10 +355,11 @@ struct LocksController {
         let identity = try context.requireIdentity()
         let id = try Self.lockID(context)
         try await requireOwnLock(id, of: identity.user)
-        return try await inTurn(id, as: identity) { try await resetBrokerPassword(id, by: identity.user) }
+        return try await inTurn(id, as: identity) { try await resetBrokerPassword(id, as: identity) }
     }
 
-    private func resetBrokerPassword(_ id: LockID, by admin: User) async throws -> Registered {
+    private func resetBrokerPassword(_ id: LockID, as identity: Identity) async throws -> Registered {
+        let admin = identity.user
         let lock = try await unretiredLock(id, of: admin)
         // Its event is queued once the broker has the password (below), so the queue must have room
         // before the broker is touched: a change made must not wait on a log that is behind.
@@ -379,6 +380,15 @@ struct LocksController {
         // Queued, not awaited: the broker holds the new password already, and a failed write here
         // would withhold it and leave the lock offline. The queue retries until the event is committed.
         services.store.enqueue(services.audit(.resetLockPassword, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
+        // The broker took seconds, perhaps: an admin demoted, disabled or signed out meanwhile is not
+        // shown the password. The lock then has one nobody holds, until an admin asks for another.
+        do {
+            try await services.store.verifyAdmin(services.adminCheck(identity))
+        } catch {
+            services.logger.notice(
+                "a lock's new broker password was not shown: its admin's session ended while the broker set it", metadata: ["lock": "\(id)"])
+            throw error
+        }
         return Registered(lock: response(lock), mqtt: BrokerCredentials(broker: services.brokerURL, username: id.rawValue, password: password))
     }
 
