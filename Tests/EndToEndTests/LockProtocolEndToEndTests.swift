@@ -116,6 +116,29 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("An admin signed out while a lock pairs gets no activation, the log says why, and the next attempt finishes it")
+    func activationByAnAdminWhoseSessionEnded() async throws {
+        try await Site.with() { site in
+            let (lock, password) = try await site.registerLock("lock-signed-out")
+            // The lock takes 2 s to write its key to flash: time to sign the admin out meanwhile.
+            _ = try await lock.start(broker: site.broker.url, password: password, pairing: true, arguments: ["--flash-write-time", "2"])
+            try await site.waitUntilOnline(lock.id)
+            let other = try await site.api.signIn(email: "operator@site.test", password: "admin password Site")
+            async let reply = site.api.post("/api/v1/locks/\(lock.id)/activate", token: site.admin, ["setupCode": lock.setupCode])
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(try await site.api.post("/api/v1/auth/sign-out", token: site.admin).status == 204)
+            let answer = try await reply
+            #expect(answer.status == 401 && answer.string("code") == "unauthenticated", "\(answer)")
+            #expect(try await site.api.get("/api/v1/locks/\(lock.id)", token: other).string("state") == "registered")
+            let audit = try await site.api.get("/api/v1/audit?action=activate_lock", token: other)
+            #expect(audit.items.map { $0["reason"] as? String } == ["admin_session_ended"], "\(audit.items)")
+            #expect(audit.items.first?["outcome"] as? String == "denied")
+            // An admin still signed in finishes the pairing: the lock holds the key it was given.
+            let again = try await site.api.post("/api/v1/locks/\(lock.id)/activate", token: other, ["setupCode": lock.setupCode])
+            #expect(again.status == 200 && again.string("state") == "active", "\(again)")
+        }
+    }
+
     @Test("Unlock: granted, the relay opens and re-locks, the state events arrive; commands and events travel at QoS 0")
     func unlockGranted() async throws {
         try await Site.with() { site in

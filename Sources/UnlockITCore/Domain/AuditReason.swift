@@ -48,6 +48,9 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     /// one linked to another user (``OIDCIdentity``).
     case identityMismatch = "identity_mismatch"
     // Admin changes
+    /// The admin was signed out, disabled or demoted while their change ran, and it was not finished
+    /// (what a device already did, such as a lock taking its key, stays done).
+    case adminSessionEnded = "admin_session_ended"
     case `import`
 
     public init(_ access: AccessReason) { self = AuditReason(rawValue: access.rawValue)! }

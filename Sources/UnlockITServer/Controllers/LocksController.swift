@@ -301,12 +301,22 @@ struct LocksController {
             try await fail(failure)
         }
         let now = services.clock.now()
-        try await services.store.activateLock(
-            id, in: admin.companyID, sealedKey: try services.sealer.seal(key, for: id), at: now,
-            // The pairing took seconds: an admin demoted or signed out meanwhile does not finish it (the
-            // lock keeps the key as pending, and the next activation resumes it).
-            checking: services.adminCheck(identity),
-            audit: services.audit(.activateLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
+        do {
+            try await services.store.activateLock(
+                id, in: admin.companyID, sealedKey: try services.sealer.seal(key, for: id), at: now,
+                // The pairing took seconds: an admin demoted or signed out meanwhile does not finish it
+                // (the lock keeps the key as pending, and the next activation resumes it).
+                checking: services.adminCheck(identity),
+                audit: services.audit(.activateLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
+        } catch let ended as StoreError where ended == .sessionEnded || ended == .adminRequired {
+            // The lock took a key all the same: the company's log says who paired it, and why the
+            // lock is not active.
+            try await services.store.append(
+                services.audit(
+                    .activateLock, by: admin, company: admin.companyID, outcome: .denied, reason: .adminSessionEnded, lock: id,
+                    room: lock.roomID))
+            throw ended
+        }
         guard let activated = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(activated)
     }
