@@ -29,6 +29,10 @@ import UnlockITCore
         #expect(!limiter.count(5, for: company, now: later))
         #expect(limiter.wait(for: company, now: later) == .seconds(3600))
         #expect(!limiter.count(1, for: company, now: later.addingTimeInterval(1800)))
+        // Counting none says whether the budget is open: a request that found no name in use is
+        // refused too once it is spent.
+        #expect(!limiter.count(0, for: company, now: later.addingTimeInterval(1800)))
+        #expect(limiter.count(0, for: other, now: later))
     }
 
     @Test("The request that spends a company's budget logs a warning, fitting or not; those turned away after it do not")
@@ -40,8 +44,8 @@ import UnlockITCore
             id: UserID.generate(), companyID: CompanyID.generate(), email: "admin@alpha.test", name: "Admin", role: .admin, securityLevel: 0,
             enabled: true, mustChangePassword: false, createdAt: start, updatedAt: start)
         let refusal = { (wait: Duration) in APIError.tooManyTakenLockIDs(retryAfter: wait) }
+        // As the controllers do: once the names are looked up, whatever was found.
         func count(_ limiter: CompanyDailyBudget, _ foreign: Int, at now: Date) throws {
-            try limiter.requireOpen(for: admin.companyID, now: now, refusal: refusal)
             try limiter.count(foreign, by: admin, now: now, logger: logger, warning: "paused", refusal: refusal)
         }
         let limiter = CompanyDailyBudget(perDay: 2)

@@ -46,15 +46,22 @@ final class CompanyDailyBudget: Sendable {
     }
 
     /// Counts `count` answers (names found in use by other companies, wrong codes). Returns false
-    /// when they do not all fit in what is left of the budget; the budget is then used up.
+    /// when they do not all fit in what is left of the budget; the budget is then used up. Counting
+    /// none returns whether the budget is still open.
     func count(_ count: Int, for company: CompanyID, now: Date) -> Bool {
-        guard count > 0 else { return true }
-        return records.withLock { records in
+        record(count, for: company, now: now).fits
+    }
+
+    /// ``count(_:for:now:)``, and whether the budget was open before, in one step.
+    private func record(_ count: Int, for company: CompanyID, now: Date) -> (fits: Bool, wasOpen: Bool) {
+        records.withLock { records in
             var recent = records[company, default: []].filter { now.timeIntervalSince($0) < Self.window }
+            let wasOpen = recent.count < perDay
+            guard count > 0 else { return (wasOpen, wasOpen) }
             let fits = recent.count + count <= perDay
-            recent.append(contentsOf: repeatElement(now, count: min(count, perDay - recent.count)))
+            recent.append(contentsOf: repeatElement(now, count: max(0, min(count, perDay - recent.count))))
             records[company] = recent
-            return fits
+            return (fits, wasOpen)
         }
     }
 
@@ -85,9 +92,17 @@ final class CompanyDailyBudget: Sendable {
     /// Counts `answers` given to `admin` (names in use by other companies, wrong codes), and throws
     /// `refusal` when they do not all fit in what is left. The request that spends the budget, fitting or not, logs
     /// `warning` with the company and the admin: the operator learns of the pause when it begins.
+    ///
+    /// Called once the request has looked its names up, with none when it found none in use by
+    /// others: it is refused all the same once the budget is spent, perhaps by another request while
+    /// it looked. The decision is this one step, so of requests at once none is told a free name
+    /// from a taken one after the budget ran out. (A check before the lookups would only be a
+    /// shortcut, and one that a request in flight passes before the budget runs out.)
     func count(_ answers: Int, by admin: User, now: Date, logger: Logger, warning: Logger.Message, refusal: (Duration) -> APIError) throws {
+        let (fits, wasOpen) = record(answers, for: admin.companyID, now: now)
+        // Spent before this request: refused, and said already by the request that spent it.
+        guard wasOpen else { throw refusal(wait(for: admin.companyID, now: now) ?? .seconds(Self.window)) }
         guard answers > 0 else { return }
-        let fits = count(answers, for: admin.companyID, now: now)
         let wait = warnIfSpent(by: admin, now: now, logger: logger, warning: warning)
         if !fits { throw refusal(wait ?? .seconds(Self.window)) }
     }

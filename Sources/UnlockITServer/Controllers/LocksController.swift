@@ -151,19 +151,18 @@ struct LocksController {
     /// of other companies (``CompanyDailyBudget``): over it, every registration of the company is
     /// answered 429 whatever the id, and tells nothing of it.
     private func requireFree(_ id: LockID, for admin: User) async throws {
-        let limiter = services.takenLockIDLimiter
-        try limiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyTakenLockIDs)
         let lapsedBefore = services.lockIDsLapsedBefore()
-        guard let holder = try await services.store.lockIDHolder(id, for: admin.companyID, lapsedBefore: lapsedBefore) else { return }
-        if holder == .otherCompany { try countTakenElsewhere(by: admin) }
-        throw StoreError.lockIDTaken
+        let holder = try await services.store.lockIDHolder(id, for: admin.companyID, lapsedBefore: lapsedBefore)
+        // Counted after the lookup, free or not: one step decides (``CompanyDailyBudget``).
+        try countTakenElsewhere(by: admin, holder == .otherCompany ? 1 : 0)
+        if holder != nil { throw StoreError.lockIDTaken }
     }
 
-    /// Counts one device id found in use outside the admin's company against its budget; throws 429
-    /// once it does not fit.
-    private func countTakenElsewhere(by admin: User) throws {
+    /// Counts `found` device ids in use outside the admin's company against its budget; throws 429
+    /// once they do not fit, or, finding none, once the budget is spent.
+    private func countTakenElsewhere(by admin: User, _ found: Int = 1) throws {
         try services.takenLockIDLimiter.count(
-            1, by: admin, now: services.clock.now(), logger: services.logger,
+            found, by: admin, now: services.clock.now(), logger: services.logger,
             warning: "a company's admins ran into too many lock ids of other companies; their lock registrations are paused",
             refusal: APIError.tooManyTakenLockIDs)
     }

@@ -125,11 +125,10 @@ struct UsersController {
     }
 
     /// Which of `emails` are in use by a user other than `except`, within the company's budget for
-    /// addresses of other companies (``CompanyDailyBudget``): a request over it is answered 429 and
-    /// tells nothing of the addresses.
+    /// addresses of other companies (``CompanyDailyBudget``): a request over it, or finishing its
+    /// lookups once it is spent, is answered 429 and tells nothing of the addresses.
     private func taken(_ emails: [String], by admin: User, except: UserID? = nil) async throws -> Set<String> {
         let limiter = services.takenEmailLimiter
-        try limiter.requireOpen(for: admin.companyID, now: services.clock.now(), refusal: APIError.tooManyTakenEmails)
         var taken: Set<String> = []
         var foreign = 0
         for email in emails {
