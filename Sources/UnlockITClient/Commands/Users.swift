@@ -148,9 +148,7 @@ struct Users: AsyncParsableCommand {
         func run() async throws {
             let context = CommandContext(global)
             let l = context.l
-            let (api, _) = try context.signedIn()
-            let found = try await Lookup(api: api).user(user)
-            try confirmOrRefuse(yes: yes, question: l("users.confirm_remove", found.email), l)
+            let (api, found) = try await Users.confirmed(user, yes: yes, context) { l("users.confirm_remove", $0) }
             try await api.perform("DELETE", "/api/v1/users/\(found.id)")
             try context.output(found) { l("users.removed", found.email) }
         }
@@ -168,10 +166,8 @@ struct Users: AsyncParsableCommand {
         func run() async throws {
             let context = CommandContext(global)
             let l = context.l
-            let (api, _) = try context.signedIn()
-            let found = try await Lookup(api: api).user(user)
             // The user's password stops working at once and every session of theirs ends: not undone.
-            try confirmOrRefuse(yes: yes, question: l("users.confirm_reset_password", found.email), l)
+            let (api, found) = try await Users.confirmed(user, yes: yes, context) { l("users.confirm_reset_password", $0) }
             let password = passwordStdin ? try SecretReader(fromStdin: true, l: l).read(l("prompt.new_password")) : nil
             // No password is an empty object (the server then chooses one); the API refuses `null`.
             let body: [String: String] = password.map { ["password": $0] } ?? [:]
@@ -196,6 +192,18 @@ struct Users: AsyncParsableCommand {
 }
 
 extension Users {
+    /// For a command that changes one user for good: the signed-in API and the user `reference`
+    /// names, once the change is confirmed (`question`, given the user's email; see
+    /// ``confirmOrRefuse(yes:question:_:)``).
+    static func confirmed(
+        _ reference: String, yes: Bool, _ context: CommandContext, question: (String) -> String
+    ) async throws -> (api: ServerAPI, user: UserModel) {
+        let (api, _) = try context.signedIn()
+        let found = try await Lookup(api: api).user(reference)
+        try confirmOrRefuse(yes: yes, question: question(found.email), context.l)
+        return (api, found)
+    }
+
     /// For a user whose account at the identity provider was made again: until they are unlinked,
     /// the new account's sign-ins are refused (`identity_mismatch`).
     struct UnlinkOIDC: AsyncParsableCommand {
@@ -209,10 +217,8 @@ extension Users {
         func run() async throws {
             let context = CommandContext(global)
             let l = context.l
-            let (api, _) = try context.signedIn()
-            let found = try await Lookup(api: api).user(user)
             // Whoever's account the next sign-in is made with is linked: the admin vouches for it.
-            try confirmOrRefuse(yes: yes, question: l("users.confirm_unlink", found.email), l)
+            let (api, found) = try await Users.confirmed(user, yes: yes, context) { l("users.confirm_unlink", $0) }
             let answer: UnlinkedModel = try await api.send("DELETE", "/api/v1/users/\(found.id)/identities")
             try context.output(answer) { answer.unlinked > 0 ? l("users.unlinked", found.email) : l("users.not_linked", found.email) }
         }

@@ -158,24 +158,14 @@ struct AuthController {
             services.metrics.signIn(outcome: "user_disabled")
             throw method == .password ? APIError.invalidCredentials : APIError.userDisabled
         }
-        /// A copy of an ID token that has signed someone in: the user's company learns that someone holds it.
-        func refuseReused() async throws -> Never {
+        /// An ID token the session's write refused: the user's company learns of it (`reason`, also the
+        /// metric's outcome), and the client why (`rejection`).
+        func refuse(_ rejection: IDTokenRejection, audited reason: AuditReason) async throws -> Never {
             try await services.store.append(
-                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .idTokenReused, subject: user.id))
-            services.metrics.signIn(outcome: "id_token_reused")
+                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: reason, subject: user.id))
+            services.metrics.signIn(outcome: reason.rawValue)
             var problem = APIError.idTokenInvalid
-            problem.reason = IDTokenRejection.reused.rawValue
-            throw problem
-        }
-        /// A token of another account at the issuer than the user's (an email address that passed to
-        /// someone else there), or of another user's: the company learns of it, and an admin may
-        /// unlink the user's accounts if the issuer made theirs again.
-        func refuseOtherIdentity() async throws -> Never {
-            try await services.store.append(
-                services.audit(.signIn, by: nil, company: user.companyID, outcome: .denied, reason: .identityMismatch, subject: user.id))
-            services.metrics.signIn(outcome: "identity_mismatch")
-            var problem = APIError.idTokenInvalid
-            problem.reason = IDTokenRejection.identityMismatch.rawValue
+            problem.reason = rejection.rawValue
             throw problem
         }
         guard user.enabled else { try await refuseDisabled() }
@@ -193,9 +183,13 @@ struct AuthController {
         } catch StoreError.userDisabled {
             try await refuseDisabled()
         } catch StoreError.idTokenSpent {
-            try await refuseReused()
+            // A copy of an ID token that has signed someone in: someone holds it.
+            try await refuse(.reused, audited: .idTokenReused)
         } catch StoreError.identityMismatch {
-            try await refuseOtherIdentity()
+            // A token of another account at the issuer than the user's (an address that passed to
+            // someone else there), or of another user's; an admin may unlink the user if the issuer
+            // made their account again.
+            try await refuse(.identityMismatch, audited: .identityMismatch)
         } catch StoreError.credentialsChanged where verifiedHash == nil {
             // Without a verified hash (an ID token's sign-in) the user was deleted meanwhile: answered as
             // for an email without an account. (With one the caller decides: see ``signIn(request:context:)``.)
