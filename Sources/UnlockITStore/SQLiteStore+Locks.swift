@@ -215,9 +215,8 @@ extension SQLiteStore {
         }
     }
 
-    public func retireLock(_ id: LockID, in company: CompanyID, at: Date, checking admin: AdminCheck?, audit: AuditEvent) async throws {
+    public func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws {
         try await auditedWrite { db in
-            if let admin { try Self.require(admin, db) }
             guard var record = try LockRecord.filter(Column("id") == id.rawValue && Column("companyId") == company.rawValue).fetchOne(db) else {
                 throw StoreError.notFound
             }

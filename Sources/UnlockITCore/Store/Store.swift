@@ -107,7 +107,9 @@ public protocol Store: Sendable {
     func holdPendingKey(_ id: LockID, in company: CompanyID, sealedKey: [UInt8], wrappedKey: [UInt8]) async throws
     /// What ``holdPendingKey(_:in:sealedKey:wrappedKey:)`` holds for the lock, if anything.
     func pendingKey(_ id: LockID, in company: CompanyID) async throws -> (sealedKey: [UInt8], wrappedKey: [UInt8])?
-    func retireLock(_ id: LockID, in company: CompanyID, at: Date, checking admin: AdminCheck?, audit: AuditEvent) async throws
+    /// Not checked against its admin (``AdminCheck``) in its own transaction: it follows the deletion
+    /// of the lock's broker account, which cannot be undone, and the row must say the lock is retired.
+    func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws
     /// Renames the lock and/or moves it to another room of its company (``StoreError/roomNotFound``);
     /// a retired lock is not changed (``StoreError/lockRetired``). The event records what changed; a
     /// change that changes nothing writes nothing.
@@ -199,10 +201,6 @@ extension Store {
 
     public func setAuthorization(user: UserID, room: RoomID, in company: CompanyID, authorized: Bool, audit: AuditEvent) async throws {
         try await setAuthorization(user: user, room: room, in: company, authorized: authorized, checking: nil, audit: audit)
-    }
-
-    public func retireLock(_ id: LockID, in company: CompanyID, at: Date, audit: AuditEvent) async throws {
-        try await retireLock(id, in: company, at: at, checking: nil, audit: audit)
     }
 
     public func updateLock(_ id: LockID, in company: CompanyID, name: String?, room: RoomID?, audit: AuditEvent) async throws -> Lock {

@@ -350,7 +350,7 @@ struct LocksController {
         // Not checked again (``inTurn`` checked the admin before the broker was touched): the account
         // is gone and cannot be given back, and the row must say so.
         try await services.store.retireLock(
-            id, in: admin.companyID, at: services.clock.now(), checking: nil,
+            id, in: admin.companyID, at: services.clock.now(),
             audit: services.audit(.retireLock, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
         guard let retired = try await services.store.lock(id, in: admin.companyID) else { throw APIError.notFound(.lockNotFound) }
         return response(retired)
