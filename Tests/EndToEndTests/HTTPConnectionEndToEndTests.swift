@@ -95,14 +95,19 @@ struct HTTPConnectionEndToEndTests {
     @Test("A client that takes none of its answers loses its connection at the request timeout, and the answers it left")
     func unreadAnswersAreCutOff() async throws {
         try await Site.with(serverEnvironment: ["UNLOCKIT_HTTP_IDLE_TIMEOUT": "1", "UNLOCKIT_HTTP_REQUEST_TIMEOUT": "2"]) { site in
-            // 100 answers of about 100 KB, far more than the sockets' buffers hold, asked for at once
-            // and not read: the server's writes stall, which the idle timer does not count as idle.
-            let count = 100
+            // Answers of about 100 KB, asked for at once and not read, twice as many bytes as the
+            // server's socket may buffer on this host (tcp_wmem's maximum: 4 MiB here, 16 MiB on
+            // some), and at least 100: the server's writes stall, which the idle timer does not
+            // count as idle.
+            let document = try await site.api.get("/api/v1/openapi.json").text.utf8.count
+            let wmem = try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8)
+            let sendLimit = wmem.flatMap { $0.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) } } ?? 4 << 20
+            let count = max(100, 2 * sendLimit / document + 10)
             let reader = try RawConnection(port: site.server.port, receiveBuffer: 4096)
             try reader.send(String(repeating: "GET /api/v1/openapi.json HTTP/1.1\r\nHost: unlockit\r\n\r\n", count: count))
             try await Task.sleep(for: .seconds(5))
             // Read now, everything comes that the server wrote before it closed the connection, and
-            // no more. A server that kept it would send all 100 and close it a second after.
+            // no more. A server that kept it would send them all and close it a second after.
             let taken = try #require(reader.readUntilClosed(limit: .seconds(30)), "the connection was still open 30 s after its first read")
             let answers = taken.text.components(separatedBy: "HTTP/1.1 200 OK").count - 1
             #expect(taken.text.hasPrefix("HTTP/1.1 200 OK") && answers < count, "\(answers) answers taken of \(count)")
