@@ -419,6 +419,9 @@ struct CLIEndToEndTests {
                 }
                 return ScriptedHTTPServer.ok(json: #"{"unlinked":\#(count)}"#)
             }
+            if request.hasPrefix("GET /api/v1/users/00000000-0000-4000-8000-000000000001 ") {
+                return ScriptedHTTPServer.ok(json: Self.clerk(oidcIssuers: ["https://id.acme.test", "https://login.example"]))
+            }
             return Self.scriptedRead(request)
         }
         defer { server.stop() }
@@ -441,6 +444,10 @@ struct CLIEndToEndTests {
         let unconfirmed = try await admin.run(["users", "unlink-oidc", "clerk@acme.test"])
         #expect(unconfirmed.status == 64, "\(unconfirmed)")
         #expect(deletes.withLock { $0 } == 2)
+        // `users show` says where the user is linked, for the admin to see before unlinking.
+        let shown = try await admin.run(["users", "show", "clerk@acme.test"])
+        let label = language == "en" ? "Linked at (OpenID Connect)" : "Koblet hos (OpenID Connect)"
+        #expect(shown.status == 0 && shown.stdout.contains(label) && shown.stdout.contains("https://id.acme.test, https://login.example"), "\(shown)")
     }
 
     @Test("login --password-stdin without --email is refused before anything is sent")
@@ -462,15 +469,22 @@ struct CLIEndToEndTests {
     /// A scripted server's answer to the reads the CLI makes before a change: the user list (with
     /// clerk@acme.test) and the room Reception; nil for any other request.
     static func scriptedRead(_ request: String) -> String? {
-        let clerk =
-            #"{"id":"00000000-0000-4000-8000-000000000001","email":"clerk@acme.test","name":"Clerk","role":"employee","#
-            + #""securityLevel":1,"enabled":true,"mustChangePassword":true,"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
+        let clerk = clerk()
         let reception =
             #"{"id":"00000000-0000-4000-8000-000000000002","name":"Reception","description":"","type":"office","bookable":false,"#
             + #""requiredLevel":1,"authorizedUsers":[],"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z"}"#
         if request.hasPrefix("GET /api/v1/users ") { return ScriptedHTTPServer.ok(json: #"{"items":[\#(clerk)]}"#) }
         if request.hasPrefix("GET /api/v1/rooms/00000000-0000-4000-8000-000000000002 ") { return ScriptedHTTPServer.ok(json: reception) }
         return nil
+    }
+
+    /// The user clerk@acme.test as the scripted server answers for it; `oidcIssuers` as one user's
+    /// own answer gives them.
+    static func clerk(oidcIssuers: [String]? = nil) -> String {
+        let issuers = oidcIssuers.map { #","oidcIssuers":[\#($0.map { "\"\($0)\"" }.joined(separator: ","))]"# } ?? ""
+        return #"{"id":"00000000-0000-4000-8000-000000000001","email":"clerk@acme.test","name":"Clerk","role":"employee","#
+            + #""securityLevel":1,"enabled":true,"mustChangePassword":true,"createdAt":"2026-11-25T08:00:00Z","updatedAt":"2026-11-25T08:00:00Z""#
+            + issuers + "}"
     }
 
     /// An admin whose stored session names the scripted server on `port` (which checks no token).

@@ -284,8 +284,16 @@ struct OIDCTests {
                 "/api/v1/users", admin, ["email": "dave@acme.test", "name": "Dave", "role": "employee", "securityLevel": 1, "oidcOnly": true])
             let dave = try #require((created.json["user"] as? [String: any Sendable])?["id"] as? String, "\(created)")
             // Dave's first sign-in links him to his account; it signs him in again.
+            func issuers(_ user: String) async throws -> [String]? {
+                try await api.get("/api/v1/users/\(user)", admin).json["oidcIssuers"] as? [String]
+            }
+            #expect(try await issuers(dave) == [])
             #expect(try await signIn("dave@acme.test", subject: "dave-1").status == 200)
             #expect(try await signIn("dave@acme.test", subject: "dave-1").status == 200)
+            // The admin sees at which issuer, not the account's subject; lists do not say.
+            #expect(try await issuers(dave) == [Self.issuer])
+            let listed = try await api.get("/api/v1/users", admin)
+            #expect(!listed.text.contains("oidcIssuers") && !listed.text.contains("dave-1"), "\(listed)")
             // His address passed to someone else at the issuer: their account does not get his here.
             let other = try await signIn("dave@acme.test", subject: "someone-else")
             #expect(other.status == 511 && other.code == "id_token_invalid" && other.json["reason"] as? String == "identity_mismatch", "\(other)")
@@ -307,6 +315,7 @@ struct OIDCTests {
             #expect(missing.status == 404 && missing.code == "user_not_found", "\(missing)")
             let unlinked = try await api.call(.delete, "/api/v1/users/\(dave)/identities", token: admin, raw: nil)
             #expect(unlinked.status == 200 && unlinked.json["unlinked"] as? Int == 1, "\(unlinked)")
+            #expect(try await issuers(dave) == [])
             let again = try await api.call(.delete, "/api/v1/users/\(dave)/identities", token: admin, raw: nil)
             #expect(again.status == 200 && again.json["unlinked"] as? Int == 0, "\(again)")
             let log = try await api.get("/api/v1/audit?action=unlink_identities", admin)

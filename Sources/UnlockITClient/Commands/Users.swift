@@ -85,7 +85,8 @@ struct Users: AsyncParsableCommand {
             let context = CommandContext(global)
             let l = context.l
             let (api, _) = try context.signedIn()
-            let found = try await Lookup(api: api).user(user)
+            // The user's own answer: it also says which identity providers' accounts they are linked to.
+            let found: UserModel = try await api.send("GET", "/api/v1/users/\(try await Lookup(api: api).user(user).id)")
             try context.output(found) {
                 var table = Table([l("column.field"), l("column.value")])
                 table.add([l("column.email"), found.email])
@@ -94,6 +95,8 @@ struct Users: AsyncParsableCommand {
                 table.add([l("column.level"), l.number(found.securityLevel)])
                 table.add([l("column.enabled"), context.yesNo(found.enabled)])
                 table.add([l("column.must_change_password"), context.yesNo(found.mustChangePassword)])
+                let issuers = found.oidcIssuers ?? []
+                table.add([l("column.oidc_accounts"), issuers.isEmpty ? "–" : issuers.joined(separator: ", ")])
                 table.add([l("column.created"), context.date(found.createdAt)])
                 table.add([l("column.id"), found.id])
                 return table.rendered

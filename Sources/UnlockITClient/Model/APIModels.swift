@@ -15,6 +15,8 @@ struct UserModel: Codable, Sendable {
     var mustChangePassword: Bool
     var createdAt: Date
     var updatedAt: Date
+    /// Only in one user's answer: the OpenID Connect issuers the user is linked to an account at.
+    var oidcIssuers: [String]?
 }
 
 struct RoomModel: Codable, Sendable {

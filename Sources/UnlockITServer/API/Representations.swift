@@ -14,6 +14,10 @@ struct UserResponse: ResponseCodable {
     var mustChangePassword: Bool
     var createdAt: Date
     var updatedAt: Date
+    /// Only in one user's answer (`GET /users/{id}`): the OpenID Connect issuers at which the user is
+    /// linked to an account (``OIDCIdentity``), so that an admin sees whom `identity_mismatch` is
+    /// about before unlinking. Never the account's `sub`.
+    var oidcIssuers: [String]?
 
     init(_ user: User) {
         id = user.id.rawValue

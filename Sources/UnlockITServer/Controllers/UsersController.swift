@@ -105,7 +105,9 @@ struct UsersController {
     @Sendable func show(request: Request, context: AppContext) async throws -> UserResponse {
         let admin = try context.requireIdentity().user
         guard let user = try await services.store.user(try Self.userID(context), in: admin.companyID) else { throw APIError.notFound(.userNotFound) }
-        return UserResponse(user)
+        var response = UserResponse(user)
+        response.oidcIssuers = try await services.store.identities(of: user.id, in: admin.companyID).map(\.issuer)
+        return response
     }
 
     /// Checks a new user's fields; returns the first problem as (field, reason). `oidcSignsIn`: whether
