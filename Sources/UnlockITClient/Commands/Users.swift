@@ -86,7 +86,7 @@ struct Users: AsyncParsableCommand {
             let l = context.l
             let (api, _) = try context.signedIn()
             // The user's own answer: it also says which identity providers' accounts they are linked to.
-            let found: UserModel = try await api.send("GET", "/api/v1/users/\(try await Lookup(api: api).user(user).id)")
+            let found: UserModel = try await api.get("/api/v1/users/\(try await Lookup(api: api).userID(user))")
             try context.output(found) {
                 var table = Table([l("column.field"), l("column.value")])
                 table.add([l("column.email"), found.email])
