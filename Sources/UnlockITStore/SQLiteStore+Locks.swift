@@ -47,9 +47,9 @@ extension SQLiteStore {
         }
     }
 
-    /// The lock of this device id, whichever company's: the operator's view, before
-    /// ``releaseLock(_:from:reservingFor:at:)``. Not part of ``Store``: no request of the API reads
-    /// across companies.
+    /// The lock of this device id, whichever company's (``Store/lockOfAnyCompany(_:)``): the
+    /// operator's view, before ``releaseLock(_:from:reservingFor:at:)``, and the server's when a
+    /// lock's broker account floods its topics.
     public func lockOfAnyCompany(_ id: LockID) async throws -> Lock? {
         try read { db in try LockRecord.fetchOne(db, key: id.rawValue)?.lock }
     }

@@ -43,6 +43,9 @@ final class BenchSite: Sendable {
                 "UNLOCKIT_SIGN_INS_PER_CLIENT_PER_MINUTE": "1000000",
                 // A few users stand in for the thousands whose unlocks make up the load.
                 "UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE": "1000000",
+                // And a few locks for every door: 8,000 unlocks/s over 1,000 locks is ≈ 2,000 messages
+                // a minute from each, over the default budget; fewer locks send more.
+                "UNLOCKIT_LOCK_MESSAGES_PER_MINUTE": "10000000",
             ])
         let startupSeconds = startedAt.duration(to: .now).seconds
         let client = server.api

@@ -346,6 +346,46 @@ struct LockProtocolEndToEndTests {
         }
     }
 
+    @Test("A lock's account that sends more than its budget is shut off; other locks open, and a new password brings it back")
+    func aFloodingLockIsShutOff() async throws {
+        try await Site.with(serverEnvironment: ["UNLOCKIT_LOCK_MESSAGES_PER_MINUTE": "30"]) { site in
+            let (kept, _) = try await site.activeLock("lock-kept")
+            let (flooding, password) = try await site.registerLock("lock-flood")
+            let id = LockID(flooding.id)!
+            let events = LockedBox<[MQTTConnectionEvent]>([])
+            let device = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: site.broker.port, clientID: flooding.id, username: flooding.id, password: password),
+                onConnectionEvent: { event in events.set(events.get() + [event]) })
+            device.start()
+            try await device.waitUntilConnected(timeout: .seconds(30))
+            // Valid messages, as fast as it can: the budget counts messages, whatever they say.
+            for _ in 0..<200 where device.isConnected {
+                try? device.publish(topic: Topics.event(id), payload: Event.state(.locked).encoded())
+            }
+            try await Network.waitUntil("the broker's disconnection") { events.get().contains(.disconnected) }
+            await device.shutdown()
+            try await site.waitUntilRefused(lock: flooding.id, password: password)
+
+            let audit = try await site.api.get("/api/v1/audit?lock=lock-flood", token: site.admin).items
+            let shutOff = audit.filter { $0["action"] as? String == "reset_lock_password" }
+            #expect(shutOff.count == 1 && shutOff.first?["reason"] as? String == "message_flood", "\(audit)")
+            #expect(shutOff.first?["actorId"] == nil, "\(audit)")
+            try await site.waitUntilOnline(flooding.id, false)
+
+            // Every other lock's budget is its own.
+            try await site.authorizeAdmin()
+            let opened = try await site.unlock(kept.id)
+            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+
+            // An admin's new password brings the device back.
+            let reset = try await site.api.post("/api/v1/locks/lock-flood/broker-password", token: site.admin)
+            let newPassword = try #require((reset.json["mqtt"] as? [String: any Sendable])?["password"] as? String, "\(reset)")
+            try await flooding.start(broker: site.brokerURL, password: newPassword, pairing: true)
+            try await site.waitUntilOnline(flooding.id)
+        }
+    }
+
     @Test("A device id naming another broker account is refused and that account keeps working; a lock's stale account is replaced")
     func deviceIDOfAnotherAccount() async throws {
         try await Site.with(serverEnvironment: ["UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY": "3"]) { site in

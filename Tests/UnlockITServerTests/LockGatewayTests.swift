@@ -100,10 +100,14 @@ import UnlockITCore
     /// play the lock in real time, and in the suite's first seconds, which load both cores, a nonce
     /// came 1.8 s late to an unlock of 2 s, which no longer answered it. Tests of the timeout itself
     /// give their own.
-    func gateway(timeout: Duration = .seconds(10), metrics: ServerMetrics = ServerMetrics()) -> (LockGateway, FakeLink) {
+    func gateway(
+        timeout: Duration = .seconds(10), metrics: ServerMetrics = ServerMetrics(), messagesPerLockPerMinute: Int = 600
+    ) -> (LockGateway, FakeLink) {
         let link = FakeLink()
         link.failsafe()
-        let gateway = LockGateway(link: link, timeout: timeout, metrics: metrics, logger: Logger(label: "test"), clock: .system)
+        let gateway = LockGateway(
+            link: link, timeout: timeout, metrics: metrics, logger: Logger(label: "test"), clock: .system,
+            messagesPerLockPerMinute: messagesPerLockPerMinute)
         for id in [lock, other] {
             gateway.handle(MQTTMessage(topic: Topics.status(id), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
         }
@@ -128,6 +132,50 @@ import UnlockITCore
         answer(gateway, from: other, .result(req: req, granted: false, reason: .badResponse))
         answer(gateway, from: lock, .result(req: req, granted: true, reason: nil))
         #expect(await outcome == .granted)
+    }
+
+    @Test func aLocksMessagesOverItsBudgetAreDroppedAndTheLockNamedOnce() async throws {
+        let metrics = ServerMetrics()
+        // Each lock's online status, sent as the gateway was made, took one of its three.
+        let (gateway, link) = gateway(metrics: metrics, messagesPerLockPerMinute: 3)
+        answer(gateway, from: lock, .state(.locked))
+        answer(gateway, from: lock, .state(.locked))
+        // The lock's budget is spent: its answer to an unlock is dropped unread, so no respond goes out.
+        async let outcome = gateway.unlock(lock, key: key)
+        guard case .challenge(let req) = try await link.waitForCommand(1) else { throw link.failure("expected a challenge") }
+        for _ in 0..<5 { answer(gateway, from: lock, .nonce(req: req, nonce: .random())) }
+        // Another lock's budget is its own: its unlock runs through.
+        async let otherOutcome = gateway.unlock(other, key: key)
+        guard case .challenge(let otherReq) = try await link.waitForCommand(2) else { throw link.failure("expected a challenge") }
+        answer(gateway, from: other, .nonce(req: otherReq, nonce: .random()))
+        guard case .respond = try await link.waitForCommand(3) else { throw link.failure("expected a respond") }
+        answer(gateway, from: other, .result(req: otherReq, granted: true, reason: nil))
+        #expect(await otherOutcome == .granted)
+        link.fireTimers()
+        #expect(await outcome == .lockTimeout)
+        #expect(link.commands.count == 3)
+
+        // Named once for its five messages over the budget, and for nothing else.
+        let named = Task { [floods = gateway.floods] in
+            var names: [LockID] = []
+            for await lock in floods { names.append(lock) }
+            return names
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        named.cancel()
+        #expect(await named.value == [lock])
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(text.contains("unlockit_mqtt_messages_over_budget_total 5"), "\(text)")
+
+        // Shut off, the lock is offline; its status is still over the budget and dropped...
+        let online = MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded())
+        gateway.brokerDisconnected(lock)
+        gateway.handle(online)
+        #expect(!gateway.isOnline(lock))
+        // ...until an admin's new password: whoever spent the budget no longer holds it.
+        gateway.passwordRenewed(lock)
+        gateway.handle(online)
+        #expect(gateway.isOnline(lock))
     }
 
     @Test func aDuplicateNonceIsDroppedNotTakenForTheResult() async throws {

@@ -120,6 +120,20 @@ import UnlockITCore
         #expect(try ServerConfiguration.load(file: file, environment: [:]).lockIDLapse == 600)
     }
 
+    @Test("A lock may send 600 messages a minute unless the file or the environment says otherwise, 1 to 10,000,000")
+    func aLocksMessageBudget() throws {
+        #expect(try ServerConfiguration.load(file: nil, environment: [:]).lockMessagesPerMinute == 600)
+        #expect(try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_LOCK_MESSAGES_PER_MINUTE": "60"]).lockMessagesPerMinute == 60)
+        for refused in ["0", "10000001"] {
+            #expect {
+                try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_LOCK_MESSAGES_PER_MINUTE": refused])
+            } throws: { "\($0)".contains("lock messages per minute must be 1–10000000") }
+        }
+        let (folder, file) = try Self.settingsFile(#"{"lockMessagesPerMinute":1200}"#)
+        defer { folder.remove() }
+        #expect(try ServerConfiguration.load(file: file, environment: [:]).lockMessagesPerMinute == 1200)
+    }
+
     static let acme = "0b9a3b3e-8d4c-4a0e-9a57-2f1c6a9d0b11"
     static let globex = "7c2e4f1a-5b6d-4e8f-8a9b-0c1d2e3f4a5b"
 

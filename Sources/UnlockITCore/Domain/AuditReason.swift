@@ -21,6 +21,9 @@ public enum AuditReason: String, Sendable, Codable, CaseIterable {
     case brokerUnavailable = "broker_unavailable"
     case lockNotFound = "lock_not_found"
     case keyUnavailable = "key_unavailable"
+    /// The lock's broker account sent more messages than its budget allows, and the server gave it a
+    /// password nobody holds (``AuditAction/resetLockPassword``, no actor).
+    case messageFlood = "message_flood"
     // Pairing
     case notInPairingMode = "not_in_pairing_mode"
     case alreadyActivated = "already_activated"

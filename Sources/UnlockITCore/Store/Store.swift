@@ -94,6 +94,10 @@ public protocol Store: Sendable {
     /// to this company is taken up.
     func createLock(_ lock: Lock, checking admin: AdminCheck?, audit: AuditEvent?) async throws
     func lock(_ id: LockID, in company: CompanyID) async throws -> Lock?
+    /// The lock of this device id, whichever company's: for what the server does about a lock's
+    /// broker account on its own (``AuditReason/messageFlood``) and for the operator, never for a
+    /// request of the API, none of which reads across companies.
+    func lockOfAnyCompany(_ id: LockID) async throws -> Lock?
     func locks(in company: CompanyID) async throws -> [Lock]
     /// Everything `user`'s unlock needs, in one read: the lock, its room and its sealed device key.
     /// The room's ``Room/authorizedUsers`` is narrowed to `user` (present if and only if they are on

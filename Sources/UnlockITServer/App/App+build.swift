@@ -53,7 +53,7 @@ public enum UnlockITApp {
         let link = try BrokerLink(
             address: address, username: configuration.mqttUsername, password: try configuration.resolvedMQTTPassword(), store: parts.store,
             unlockTimeout: .milliseconds(Int64(configuration.unlockTimeout * 1000)), metrics: parts.metrics, logger: parts.logger,
-            clock: parts.clock)
+            clock: parts.clock, lockMessagesPerMinute: configuration.lockMessagesPerMinute)
         let services = AppServices(
             store: parts.store, clock: parts.clock,
             hasher: PasswordHasher(
@@ -93,7 +93,10 @@ public enum UnlockITApp {
             router: buildRouter(services: services),
             server: .http1(configuration: .init(additionalChannelHandlers: [apiLimits.handler()], idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "unlockit"),
-            services: [link, StoreMaintenance(store: parts.store, clock: parts.clock, logger: parts.logger), operations],
+            services: [
+                link, LockFloodGuard(services: services), StoreMaintenance(store: parts.store, clock: parts.clock, logger: parts.logger),
+                operations,
+            ],
             onServerRunning: { channel in await onListening(.api, channel.localAddress?.port ?? configuration.httpPort) },
             logger: parts.logger)
     }

@@ -33,6 +33,10 @@ struct AppServices: Sendable {
     let brokerURL: String
     /// Registration, activation, retirement and a new broker password take turns per device id (``LocksController``).
     let lockAccountTurns = KeyedSerializer<LockID>()
+    /// How long a change waits for its lock's turn: longer than any one change can take. Each of its
+    /// broker commands gives up after 5 s, and an activation's exchanges with the lock after the
+    /// unlock timeout (at most 5 s each, three of them).
+    static let lockTurnWait: Duration = .seconds(30)
 
     /// A lock not in service that has held its device id since before this no longer keeps it from
     /// other companies (``LockIDClaim``).

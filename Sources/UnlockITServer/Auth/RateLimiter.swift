@@ -61,6 +61,11 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         return nil
     }
 
+    /// Forgets `key`: its next attempt finds a full bucket.
+    func forget(_ key: Key) {
+        _ = buckets.withLock { $0.removeValue(forKey: key) }
+    }
+
     /// How many keys are remembered.
     var keyCount: Int { buckets.withLock { $0.count } }
 

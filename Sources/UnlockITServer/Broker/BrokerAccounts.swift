@@ -108,6 +108,11 @@ public final class BrokerAccounts: Sendable {
 
     static func lockRole(_ lock: LockID) -> String { "unlockit-lock-\(lock.rawValue)" }
 
+    /// 256 random bits, hex: a lock's broker password.
+    static func randomPassword() -> String {
+        SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// Creates the lock's broker account with the given password. An account left over from an earlier
     /// registration of the same device id (the database forgot it, the broker did not) is replaced;
     /// any other account of that name is left alone and the lock refused with ``AccountError/nameTaken``,

@@ -21,7 +21,7 @@ public final class BrokerLink: Service, Sendable {
 
     public init(
         address: BrokerAddress, username: String, password: String, store: any Store, unlockTimeout: Duration, metrics: ServerMetrics,
-        logger: Logger, clock: ServerClock
+        logger: Logger, clock: ServerClock, lockMessagesPerMinute: Int = ServerConfiguration().lockMessagesPerMinute
     ) throws {
         let configuration = MQTTClientConfiguration(
             host: address.host, port: address.port,
@@ -42,7 +42,8 @@ public final class BrokerLink: Service, Sendable {
             configuration: configuration, delivery: .handler { router.route($0) }, logger: logger,
             onConnectionEvent: { router.connectionChanged($0) })
         gateway = LockGateway(
-            link: client, timeout: unlockTimeout, metrics: metrics, logger: logger, clock: clock, isReady: { readyFlag.value })
+            link: client, timeout: unlockTimeout, metrics: metrics, logger: logger, clock: clock, messagesPerLockPerMinute: lockMessagesPerMinute,
+            isReady: { readyFlag.value })
         accounts = BrokerAccounts(link: client, logger: logger)
         router.attach(
             gateway: gateway, accounts: accounts,

@@ -60,6 +60,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// outcome; more are answered 429 `too_many_unlocks` (``RateLimiter``). Each attempt is an audit
     /// event kept for good.
     public var unlocksPerUserPerMinute = 60
+    /// Messages one lock's broker account may send in a minute (events and statuses), in a burst or
+    /// spread out (``RateLimiter``). A lock that sends more has its messages dropped and its broker
+    /// account given a password nobody holds, until an admin asks for a new one (``LockFloodGuard``):
+    /// every lock's messages reach the server through one connection, so one account's flood must
+    /// not delay the others'. An unlock costs a lock about four.
+    public var lockMessagesPerMinute = 600
     /// Email addresses in use by other companies that one company's admins may be told of in a day
     /// (creating, importing or renaming users); beyond that such requests are answered 429
     /// `too_many_taken_emails` (``CompanyDailyBudget``).
@@ -196,6 +202,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         var signInsPerClientPerMinute: Int?
         var deniedUnlocksPerMinute: Int?
         var unlocksPerUserPerMinute: Int?
+        var lockMessagesPerMinute: Int?
         var takenEmailsPerDay: Int?
         var takenLockIDsPerDay: Int?
         var wrongSetupCodesPerDay: Int?
@@ -208,8 +215,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             "databasePath", "httpHost", "httpPort", "operationsHost", "operationsPort", "mqttURL", "mqttUsername", "mqttPasswordFile",
             "masterKeyFile", "tokenLifetime", "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout",
             "httpRequestTimeout", "httpConnectionsPerClient", "httpConnections", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
-            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "takenEmailsPerDay", "takenLockIDsPerDay",
-            "wrongSetupCodesPerDay", "lockIDLapse", "trustedProxies", "oidcIssuers", "logLevel",
+            "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "lockMessagesPerMinute", "takenEmailsPerDay",
+            "takenLockIDsPerDay", "wrongSetupCodesPerDay", "lockIDLapse", "trustedProxies", "oidcIssuers", "logLevel",
         ]
     }
 
@@ -251,6 +258,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         signInsPerClientPerMinute = settings.signInsPerClientPerMinute ?? signInsPerClientPerMinute
         deniedUnlocksPerMinute = settings.deniedUnlocksPerMinute ?? deniedUnlocksPerMinute
         unlocksPerUserPerMinute = settings.unlocksPerUserPerMinute ?? unlocksPerUserPerMinute
+        lockMessagesPerMinute = settings.lockMessagesPerMinute ?? lockMessagesPerMinute
         takenEmailsPerDay = settings.takenEmailsPerDay ?? takenEmailsPerDay
         takenLockIDsPerDay = settings.takenLockIDsPerDay ?? takenLockIDsPerDay
         wrongSetupCodesPerDay = settings.wrongSetupCodesPerDay ?? wrongSetupCodesPerDay
@@ -288,6 +296,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         signInsPerClientPerMinute = try int("UNLOCKIT_SIGN_INS_PER_CLIENT_PER_MINUTE") ?? signInsPerClientPerMinute
         deniedUnlocksPerMinute = try int("UNLOCKIT_DENIED_UNLOCKS_PER_MINUTE") ?? deniedUnlocksPerMinute
         unlocksPerUserPerMinute = try int("UNLOCKIT_UNLOCKS_PER_USER_PER_MINUTE") ?? unlocksPerUserPerMinute
+        lockMessagesPerMinute = try int("UNLOCKIT_LOCK_MESSAGES_PER_MINUTE") ?? lockMessagesPerMinute
         takenEmailsPerDay = try int("UNLOCKIT_TAKEN_EMAILS_PER_DAY") ?? takenEmailsPerDay
         takenLockIDsPerDay = try int("UNLOCKIT_TAKEN_LOCK_IDS_PER_DAY") ?? takenLockIDsPerDay
         wrongSetupCodesPerDay = try int("UNLOCKIT_WRONG_SETUP_CODES_PER_DAY") ?? wrongSetupCodesPerDay
@@ -362,6 +371,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         guard (1...1_000_000).contains(unlocksPerUserPerMinute) else {
             throw ConfigurationError("unlocks per user per minute must be 1–1000000")
+        }
+        guard (1...10_000_000).contains(lockMessagesPerMinute) else {
+            throw ConfigurationError("lock messages per minute must be 1–10000000")
         }
         guard (1...1_000_000).contains(takenEmailsPerDay) else {
             throw ConfigurationError("taken emails per day must be 1–1000000")

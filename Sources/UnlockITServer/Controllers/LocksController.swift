@@ -184,7 +184,7 @@ struct LocksController {
             services.logger.notice("a lock's hold on its device id lapsed; another company registers it", metadata: ["lock": "\(id)"])
             services.gateway.retired(id)
         }
-        let password = Self.brokerPassword()
+        let password = BrokerAccounts.randomPassword()
         do {
             try await services.accounts.createLockAccount(id, password: password)
         } catch BrokerAccounts.AccountError.nameTaken {
@@ -373,7 +373,7 @@ struct LocksController {
         // Its event is queued once the broker has the password (below), so the queue must have room
         // before the broker is touched: a change made must not wait on a log that is behind.
         guard services.store.auditHasRoom else { throw APIError.auditBehind }
-        let password = Self.brokerPassword()
+        let password = BrokerAccounts.randomPassword()
         do {
             try await services.accounts.resetLockPassword(id, password: password)
         } catch BrokerAccounts.AccountError.nameTaken {
@@ -385,7 +385,7 @@ struct LocksController {
                 .resetLockPassword, by: admin, lock: id, room: lock.roomID, error: error, "could not reset the lock's broker password")
             throw APIError(.serviceUnavailable, code: .brokerUnavailable, title: "The broker could not change the lock's password")
         }
-        services.gateway.brokerDisconnected(id)
+        services.gateway.passwordRenewed(id)
         // Queued, not awaited: the broker holds the new password already, and a failed write here
         // would withhold it and leave the lock offline. The queue retries until the event is committed.
         services.store.enqueue(services.audit(.resetLockPassword, by: admin, company: admin.companyID, lock: id, room: lock.roomID))
@@ -422,18 +422,14 @@ struct LocksController {
     /// by another company once the lock's hold lapsed would replace the account of a lock being
     /// activated. The admin is checked again once the turn comes, before
     /// the broker is touched: one demoted, disabled or signed out while the change waited (up to
-    /// ``turnWait``) does not finish it.
+    /// ``AppServices/lockTurnWait``) does not finish it.
     private func inTurn<T>(_ id: LockID, as identity: Identity, _ body: () async throws -> T) async throws -> T {
         let turns = services.lockAccountTurns
-        guard await turns.acquire(id, deadline: .now + Self.turnWait) else { throw APIError.lockAccountBusy }
+        guard await turns.acquire(id, deadline: .now + AppServices.lockTurnWait) else { throw APIError.lockAccountBusy }
         defer { turns.release(id) }
         try await services.store.verifyAdmin(services.adminCheck(identity))
         return try await body()
     }
-
-    /// Longer than any one change can take: each of its broker commands gives up after 5 s, and an
-    /// activation's exchanges with the lock after the unlock timeout (at most 5 s each, three of them).
-    static let turnWait: Duration = .seconds(30)
 
     /// Logs and audits (as an error, `broker_unavailable`) a change to a lock's broker account the
     /// broker did not make; the caller gives the answer.
@@ -443,11 +439,6 @@ struct LocksController {
         services.logger.error(message, metadata: ["lock": "\(lock)", "error": "\(error)"])
         try await services.store.append(
             services.audit(action, by: admin, company: admin.companyID, outcome: .error, reason: .brokerUnavailable, lock: lock, room: room))
-    }
-
-    /// 256 random bits, hex: the lock's broker password.
-    static func brokerPassword() -> String {
-        SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined()
     }
 
     static func problem(for failure: ActivationFailure) -> APIError {

@@ -69,6 +69,12 @@ public final class LockGateway: Sendable {
     /// A lock's online and offline lines: one that connects and drops over and over must not flood
     /// the log (the count of online locks, a gauge, follows every change all the same).
     private let presenceLines = LogBudget<LockID>(perMinute: 10)
+    /// Every lock's messages come through the server's one connection (``ServerConfiguration/lockMessagesPerMinute``).
+    private let messageBudget: RateLimiter<LockID>
+    /// Locks whose accounts sent more than their budget: the first refusal of each in a minute, for
+    /// ``LockFloodGuard`` to shut the account off.
+    public let floods: AsyncStream<LockID>
+    private let floodsContinuation: AsyncStream<LockID>.Continuation
     private let timeout: Duration
     /// An unlock answers the lock's nonce only while at least this much of its time is left, so that
     /// the result comes back before the client is told `lock_timeout` (a tenth of the timeout).
@@ -86,9 +92,12 @@ public final class LockGateway: Sendable {
 
     public init(
         link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger, clock: ServerClock,
-        isReady: @escaping @Sendable () -> Bool = { true }
+        messagesPerLockPerMinute: Int = ServerConfiguration().lockMessagesPerMinute, isReady: @escaping @Sendable () -> Bool = { true }
     ) {
         self.link = link
+        messageBudget = RateLimiter(perMinute: messagesPerLockPerMinute)
+        // Newest kept: one lock named a minute is all a flood can add, and the guard handles each at once.
+        (floods, floodsContinuation) = AsyncStream.makeStream(of: LockID.self, bufferingPolicy: .bufferingNewest(10_000))
         self.clock = clock
         self.isReady = isReady
         self.timeout = timeout
@@ -113,6 +122,14 @@ public final class LockGateway: Sendable {
         retainStatus(of: lock, LockStatus(online: false).encoded())
     }
 
+    /// An admin gave the lock's account a new password: disconnected as by ``brokerDisconnected(_:)``,
+    /// and its message budget is full again, since whoever spent it (``floods``) no longer holds the
+    /// password. Else the device given the new one could find its first status dropped.
+    public func passwordRenewed(_ lock: LockID) {
+        brokerDisconnected(lock)
+        messageBudget.forget(lock)
+    }
+
     /// The lock was retired and its broker account deleted, which disconnects it without its will.
     /// Its waiting exchanges end as offline, and its retained status is cleared (an empty retained
     /// message), since the lock will never write one again. What is known of its presence goes too:
@@ -121,6 +138,7 @@ public final class LockGateway: Sendable {
         took(lock, online: false, changed: presence.disconnected(lock, now: clock.now()))
         presence.forget(lock)
         presenceLines.forget(lock)
+        messageBudget.forget(lock)
         retainStatus(of: lock, [])
     }
 
@@ -131,6 +149,7 @@ public final class LockGateway: Sendable {
     public func registered(_ lock: LockID) {
         presence.forget(lock)
         presenceLines.forget(lock)
+        messageBudget.forget(lock)
         retainStatus(of: lock, [])
     }
 
@@ -390,9 +409,15 @@ public final class LockGateway: Sendable {
 
     // MARK: - Incoming messages (MQTT event loop thread)
 
-    /// Handles a message from a lock's `evt` or `status` topic.
+    /// Handles a message from a lock's `evt` or `status` topic. One over the lock's budget is dropped
+    /// unread, and the first such in a minute names the lock in ``floods``.
     public func handle(_ message: MQTTMessage) {
         guard let (lock, kind) = Topics.parse(message.topic) else { return }
+        if let refusal = messageBudget.take(lock, now: .now) {
+            metrics.messageOverBudget()
+            if refusal.isFirstInAMinute { floodsContinuation.yield(lock) }
+            return
+        }
         let now = clock.now()
         switch kind {
         case .status:

@@ -25,6 +25,7 @@ public final class ServerMetrics: Sendable {
     private let onlineLocks: CoreMetrics.Gauge
     private let malformedMessages: CoreMetrics.Counter
     private let unexpectedMessages: CoreMetrics.Counter
+    private let messagesOverBudget: CoreMetrics.Counter
     private let signIns: Mutex<[String: CoreMetrics.Counter]> = Mutex([:])
 
     public init() {
@@ -43,6 +44,7 @@ public final class ServerMetrics: Sendable {
         onlineLocks = CoreMetrics.Gauge(label: "unlockit_locks_online", factory: factory)
         malformedMessages = CoreMetrics.Counter(label: "unlockit_mqtt_malformed_messages_total", factory: factory)
         unexpectedMessages = CoreMetrics.Counter(label: "unlockit_mqtt_unexpected_messages_total", factory: factory)
+        messagesOverBudget = CoreMetrics.Counter(label: "unlockit_mqtt_messages_over_budget_total", factory: factory)
     }
 
     /// One HTTP request to `listener` (`api` or `operations`); `route` is the matched route pattern,
@@ -94,6 +96,8 @@ public final class ServerMetrics: Sendable {
     func locksOnline(_ count: Int) { onlineLocks.record(count) }
     func malformedMessage() { malformedMessages.increment() }
     func unexpectedMessage() { unexpectedMessages.increment() }
+    /// A lock's message dropped unread: its account sent more than ``ServerConfiguration/lockMessagesPerMinute``.
+    func messageOverBudget() { messagesOverBudget.increment() }
 
     /// The Prometheus text exposition of every metric.
     public func exposition() -> [UInt8] { registry.emitToBuffer() }

@@ -1,0 +1,71 @@
+import Foundation
+import SiteHarness
+import Testing
+import UnlockITCore
+import UnlockITStore
+
+@testable import UnlockITServer
+
+/// A lock whose broker account floods its topics has it shut off: a new password nobody holds, in
+/// the lock's turn, in its company's log. (End to end, with a real broker: LockProtocolEndToEndTests.)
+@Suite struct LockFloodGuardTests {
+    @Test("A flooding lock's account gets a password nobody holds, in the lock's turn, and its company's log says why")
+    func aFloodingLocksAccountIsShutOffInItsTurn() async throws {
+        let harness = try Harness()
+        let (accounts, broker) = AgreeableBroker.make()
+        let services = try harness.services(accounts: accounts)
+        try await withLocks(harness, over: services) { api, admin, _, door, _ in
+            // An admin's change of the same lock holds its turn: the guard waits for it.
+            #expect(await services.lockAccountTurns.acquire(door, deadline: .now + .seconds(5)))
+            let shutOff = Task { await LockFloodGuard(services: services).shutOff(door) }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(broker.commands.isEmpty)
+            services.lockAccountTurns.release(door)
+            await shutOff.value
+            #expect(broker.commands == ["getClient", "modifyClient"])
+
+            let events = try await api.get("/api/v1/audit?lock=\(door)", admin)
+            #expect(events.items.count == 1, "\(events.items)")
+            let event = try #require(events.items.first)
+            #expect(event["action"] as? String == "reset_lock_password" && event["reason"] as? String == "message_flood", "\(event)")
+            #expect(event["outcome"] as? String == "success" && event["actorId"] == nil, "\(event)")
+            // Offline from now, until the device has a password an admin asked for.
+            #expect(services.gateway.presence(of: door)?.online != true)
+        }
+    }
+
+    @Test("No account is touched for an id no company's lock has in service")
+    func onlyARegisteredLocksAccountIsShutOff() async throws {
+        let harness = try Harness()
+        let (accounts, broker) = AgreeableBroker.make()
+        let services = try harness.services(accounts: accounts)
+        try await withLocks(harness, over: services) { api, admin, _, _, retired in
+            await LockFloodGuard(services: services).shutOff(retired)
+            await LockFloodGuard(services: services).shutOff(try #require(LockID("no-such-lock")))
+            #expect(broker.commands.isEmpty)
+            let events = try await api.get("/api/v1/audit?action=reset_lock_password", admin)
+            #expect(events.items.isEmpty, "\(events.items)")
+        }
+    }
+
+    /// Runs `body` over `services` on Acme's site with its admin's session, the company's id, the
+    /// lock door-1 registered in its room Lab, and the retired lock door-2.
+    func withLocks(
+        _ harness: Harness, over services: AppServices,
+        _ body: @Sendable (_ api: API, _ admin: String, _ company: CompanyID, _ door: LockID, _ retired: LockID) async throws -> Void
+    ) async throws {
+        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
+        try await harness.run(over: services) { api in
+            let admin = try await api.session("admin@acme.test", initial)
+            let room = try await api.createRoom(admin, "Lab")
+            let company = try #require(try await harness.store.credentials(email: "admin@acme.test")?.0.companyID)
+            let door = try #require(LockID("door-1"))
+            let retired = try #require(LockID("door-2"))
+            for (id, state) in [(door, LockState.registered), (retired, .retired)] {
+                try await harness.store.createLock(
+                    Lock(id: id, companyID: company, roomID: RoomID(room), name: "Door \(id)", state: state, createdAt: harness.clock.now))
+            }
+            try await body(api, admin, company, door, retired)
+        }
+    }
+}
