@@ -66,6 +66,25 @@ import Testing
         #expect(throws: expected) { try Event.decode(Array(payload.utf8)) }
     }
 
+    @Test("What a peer chose goes into an error's text escaped and cut short: no line breaks, escapes or quotes of its own")
+    func errorTextEscapesThePeersText() throws {
+        let op = #"{"v":1,"op":"x\n00:00 critical \u001b[2J\"\\é","req":"a"}"#
+        let field = #"{"v":1,"op":"state","state":"locked","a\r\nb":1}"#
+        let long = #"{"v":1,"op":"\#(String(repeating: "y", count: 100))","req":"a"}"#
+        var texts: [String] = []
+        for payload in [op, field, long] {
+            do {
+                _ = try Event.decode(Array(payload.utf8))
+                Issue.record("decoded \(payload)")
+            } catch {
+                texts.append("\(error)")
+            }
+        }
+        #expect(texts[0] == #"unknown op "x\u{A}00:00 critical \u{1B}[2J\u{22}\u{5C}\u{E9}""#)
+        #expect(texts[1] == #"unexpected field "a\u{D}\u{A}b""#)
+        #expect(texts[2] == #"unknown op "\#(String(repeating: "y", count: 32))""#)
+    }
+
     @Test func oversizedPayloadsAreRefusedBeforeParsing() {
         let payload = Array(repeating: UInt8(ascii: " "), count: WireFormat.maximumPayloadSize + 1)
         #expect(throws: ProtocolError.payloadTooLarge(WireFormat.maximumPayloadSize + 1)) { try Command.decode(payload) }
