@@ -140,4 +140,17 @@ struct OIDCKeyTests {
             try SigningKeys.prepare(#"{"keys":[{"kty":"RSA","kid":"a","n":"AQAB","e":"AQAB"}]}"#, allowed: ["ES256"])
         }
     }
+
+    @Test("The key ids of a set the server cannot use go into its log escaped and cut short")
+    func skippedKeyIDsAreEscaped() throws {
+        let kid = #"x\n00:00 critical \u001b[2J\"\#(String(repeating: "y", count: 100))"#
+        do {
+            _ = try SigningKeys.prepare(#"{"keys":[{"kty":"RSA","kid":"\#(kid)","n":"AQAB","e":"AQAB"}]}"#, allowed: ["ES256"])
+            Issue.record("a key set without a usable key was taken")
+        } catch {
+            let text = "\(error)"
+            #expect(text.hasPrefix(#"no key the server can verify with ("x\u{A}00:00 critical \u{1B}[2J\u{22}yyy"#), "\(text)")
+            #expect(!text.unicodeScalars.contains { $0.value < 0x20 } && !text.contains(String(repeating: "y", count: 60)), "\(text)")
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import UnlockITCore
 
 /// An issuer's published keys (its JWKS) as the verifier hands them to jwt-kit: signing keys only,
 /// each with the one algorithm it verifies.
@@ -34,7 +35,8 @@ struct SigningKeys {
                 skipped.append("#\(index): not an object")
                 continue
             }
-            let name = (key["kid"] as? String).map { "\"\($0)\"" } ?? "#\(index)"
+            // The provider's text, escaped: these names go into the server's log.
+            let name = (key["kid"] as? String).map { "\"\(PeerText.printable($0, limit: 64))\"" } ?? "#\(index)"
             switch algorithm(of: key, allowed: allowed) {
             case .success(let alg):
                 guard let kid = key["kid"] as? String, !kid.isEmpty else {
