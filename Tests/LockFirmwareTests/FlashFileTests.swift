@@ -69,6 +69,25 @@ import UnlockITCore
         #expect(synced.withLock { $0 } == false)
     }
 
+    @Test("A FIFO planted as the temporary neither blocks the write nor takes it, with or without a reader")
+    func aFIFOAsTheTemporaryIsRefused() throws {
+        let path = temporaryPath()
+        defer { for file in [path, path + ".tmp"] { try? FileManager.default.removeItem(atPath: file) } }
+        let file = FlashFile(path: path, durable: false)
+        var flash = Flash.firstBoot(lock: try #require(LockID("lock-fifo")))
+        #expect(try file.save(flash) == .written)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(mkfifo(path + ".tmp", 0o600) == 0)
+        flash.activated = true
+        #expect(throws: FlashFile.FlashError.unwritable(path)) { try file.save(flash) }
+        // With a reader, opening it for writing would succeed: the file's type refuses it.
+        let reader = open(path + ".tmp", O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        #expect(throws: FlashFile.FlashError.unwritable(path)) { try file.save(flash) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
     @Test func aFileThatNeedNotBeDurableIsNeverSynced() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -3,7 +3,8 @@ import Glibc
 /// A file only its owner may read or write, replaced whole: written to a temporary file beside it
 /// (mode 0600 whatever the umask, or the mode a temporary left from an earlier attempt had) and
 /// renamed over the old one, so that no reader sees half of it and an older file's wider mode goes
-/// with it. A symbolic link planted as the temporary is refused, not followed.
+/// with it. A symbolic link planted as the temporary is refused, not followed, and so is anything
+/// but a regular file (a FIFO there would otherwise block the write, and the lock's loop, for ever).
 enum OwnerOnlyFile {
     enum Outcome: Equatable {
         /// The new file is in place; with `durable`, on the disk (the file, then its folder's entry
@@ -23,8 +24,14 @@ enum OwnerOnlyFile {
         _ bytes: [UInt8], to path: String, durable: Bool, syncFolder: (String) -> Bool = OwnerOnlyFile.syncFolder(of:)
     ) -> Outcome {
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // Non-blocking: opening a FIFO for writing waits for a reader, and then fstat refuses it.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return .notWritten }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return .notWritten
+        }
         let written = fchmod(fd, 0o600) == 0 ? bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } : -1
         let synced = !durable || fsync(fd) == 0
         let closed = close(fd) == 0
