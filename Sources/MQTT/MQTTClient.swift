@@ -112,10 +112,16 @@ public final class MQTTClient: Sendable {
     /// only for messages that may arrive late.
     public func publish(_ message: MQTTMessage) throws(MQTTError) {
         guard !core.stopping.load(ordering: .relaxed) else { throw .shutDown }
-        guard core.connected.load(ordering: .relaxed) else { throw .notConnected }
-        let rc = message.payload.withUnsafeBytes { bytes in
-            mosquitto_publish(core.mosq, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos.rawValue, message.retain)
+        // In the gate: a connection lost after the check waits for the packet to be queued, and
+        // the reconnection that follows drops it (``ClientCore/publishGate``).
+        let queued = core.publishGate.withLock { _ -> Int32? in
+            guard core.connected.load(ordering: .relaxed) else { return nil }
+            core.publishHookForTests?()
+            return message.payload.withUnsafeBytes { bytes in
+                mosquitto_publish(core.mosq, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos.rawValue, message.retain)
+            }
         }
+        guard let rc = queued else { throw .notConnected }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             throw rc == MOSQ_ERR_NO_CONN.rawValue ? .notConnected : .library(rc, MosquittoLibrary.describe(rc))
         }

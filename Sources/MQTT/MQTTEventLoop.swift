@@ -428,7 +428,8 @@ public final class MQTTEventLoop: Sendable {
         case .stopped:
             break
         default:
-            core.connected.store(false, ordering: .sequentiallyConsistent)
+            // In the gate: a publish that saw the connection is queued before the retry drops it.
+            core.publishGate.withLock { _ in core.connected.store(false, ordering: .sequentiallyConsistent) }
             scheduleRetry(core, state)
         }
     }

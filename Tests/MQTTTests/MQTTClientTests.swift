@@ -140,6 +140,62 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("A publish that saw a connection lost before its packet was queued never goes out on the next connection")
+    func aPublishNeverCrossesAReconnect() async throws {
+        try await Fixture.with { fixture in
+            let received = LockedBox<[String]>([])
+            let receiver = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: fixture.broker.port, clientID: "stale-receiver", username: "tester", password: "tester password",
+                    subscriptions: ["test/stale"]),
+                delivery: .handler { message in received.set(received.get() + [String(decoding: message.payload, as: UTF8.self)]) })
+            let events = LockedBox<[MQTTConnectionEvent]>([])
+            let sender = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: fixture.broker.port, clientID: "stale-sender", username: "tester", password: "tester password",
+                    backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(100))),
+                onConnectionEvent: { event in events.set(events.get() + [event]) })
+            receiver.start()
+            sender.start()
+            try await receiver.waitUntilConnected(timeout: .seconds(30))
+            try await sender.waitUntilConnected(timeout: .seconds(30))
+            try await Network.waitUntil("the receiver's subscription") {
+                try sender.publish(topic: "test/stale", payload: Array("probe".utf8), qos: .atMostOnce)
+                return received.get().contains("probe")
+            }
+
+            // The publish passes its check of the connection, then waits: meanwhile another client
+            // takes the sender's id, and the broker drops the sender's connection.
+            let inWindow = LockedBox(false)
+            sender.core.publishHookForTests = {
+                inWindow.set(true)
+                Thread.sleep(forTimeInterval: 1.5)
+            }
+            let published = LockedBox(false)
+            let publisher = Thread {
+                try? sender.publish(topic: "test/stale", payload: Array("stale".utf8), qos: .atMostOnce)
+                published.set(true)
+            }
+            publisher.start()
+            try await Network.waitUntil("the publish in its window") { inWindow.get() }
+            let usurper = try fixture.client("stale-sender")
+            usurper.start()
+            try await usurper.waitUntilConnected(timeout: .seconds(30))
+            await usurper.shutdown()
+            // The sender connects again; whatever it had queued from before is gone.
+            try await Network.waitUntil("the sender's reconnection", timeout: .seconds(30)) {
+                events.get().filter { $0 == .connected }.count >= 2 && sender.isConnected
+            }
+            try await Network.waitUntil("the publish's return") { published.get() }
+            sender.core.publishHookForTests = nil
+            try sender.publish(topic: "test/stale", payload: Array("fresh".utf8), qos: .atMostOnce)
+            try await Network.waitUntil("the fresh message") { received.get().contains("fresh") }
+            #expect(!received.get().contains("stale"), "\(received.get())")
+            await sender.shutdown()
+            await receiver.shutdown()
+        }
+    }
+
     @Test func aCancelledWaitForAConnectionEndsAtOnce() async throws {
         let client = try MQTTClient(
             configuration: MQTTClientConfiguration(host: "127.0.0.1", port: try Network.freePort(), clientID: "nobody-listens"))
