@@ -22,8 +22,11 @@ public enum FileDescriptorLimit {
     /// may from the versions it knows (1.6, 2.0), checked once in this process.
     public static let perClient = SocketPair.isDetachable ? 1 : 3
 
-    /// How many clients fit under the current limit, keeping `reserve` descriptors for the rest.
-    public static func clientCapacity(reserve: Int = 256) -> Int { max(0, (current - reserve) / perClient) }
+    /// How many clients fit under the current limit, each holding `alsoPerClient` descriptors of its
+    /// owner's besides, keeping `reserve` descriptors for the rest.
+    public static func clientCapacity(reserve: Int = 256, alsoPerClient: Int = 0) -> Int {
+        max(0, (current - reserve) / (perClient + alsoPerClient))
+    }
 
     /// The current soft limit.
     public static var current: Int {

@@ -129,6 +129,26 @@ import UnlockITCore
         #expect(try mode(fresh) == 0o700)
     }
 
+    @Test("A fleet holds its locks' flashes: no reset, lone lock or second fleet takes one while it lives")
+    func aFleetClaimsItsFlashes() throws {
+        let directory = NSTemporaryDirectory() + "fleet-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let labels = try LockFleet.create(directory: directory, count: 2, prefix: "lock-claimed")
+        let credentials = labels.map { ($0.0, "password") }
+        func fleet() throws -> LockFleet {
+            try LockFleet(directory: directory, credentials: credentials, host: "127.0.0.1", port: 1, settings: LockSettings(), loopCount: 1)
+        }
+        let path = LockFleet.flashPath(directory: directory, lock: labels[1].0)
+        do {
+            let running = try fleet()
+            #expect(throws: FlashClaim.ClaimError.inUse(path)) { try FlashClaim(flashPath: path) }
+            #expect(throws: FlashClaim.ClaimError.self) { try fleet() }
+            withExtendedLifetime(running) {}
+        }
+        // Let go with the fleet.
+        _ = try FlashClaim(flashPath: path)
+    }
+
     @Test func aLockNamedTwiceInACredentialsFileIsRefused() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

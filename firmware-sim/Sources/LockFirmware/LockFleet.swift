@@ -14,6 +14,10 @@ import UnlockITCore
 public final class LockFleet: Sendable {
     public let runtimes: [LockRuntime]
     private let loops: [MQTTEventLoop]
+    /// Each lock's flash is claimed as a single lock's is (``FlashClaim``), for as long as the fleet
+    /// lives: `unlockit-lock reset` or a second fleet on the same directory would otherwise rewrite
+    /// the flash of a lock this fleet runs, which would go on with the old key.
+    private let claims: [FlashClaim]
 
     public static func flashPath(directory: String, lock: LockID) -> String { "\(directory)/flash/\(lock.rawValue).json" }
     public static func labelsPath(directory: String) -> String { "\(directory)/labels.tsv" }
@@ -89,9 +93,13 @@ public final class LockFleet: Sendable {
     ) throws {
         let loops = (0..<max(1, loopCount)).map { MQTTEventLoop(name: "fleet-\($0)", logger: logger) }
         var runtimes: [LockRuntime] = []
+        var claims: [FlashClaim] = []
         runtimes.reserveCapacity(credentials.count)
+        claims.reserveCapacity(credentials.count)
         for (index, (lock, password)) in credentials.enumerated() {
-            let file = FlashFile(path: Self.flashPath(directory: directory, lock: lock), durable: false)
+            let path = Self.flashPath(directory: directory, lock: lock)
+            claims.append(try FlashClaim(flashPath: path))
+            let file = FlashFile(path: path, durable: false)
             let device = LockDevice(flash: try file.load(), settings: settings)
             runtimes.append(
                 try LockRuntime(
@@ -100,6 +108,7 @@ public final class LockFleet: Sendable {
         }
         self.runtimes = runtimes
         self.loops = loops
+        self.claims = claims
     }
 
     /// Connects the fleet in batches, so the broker's listen backlog is never flooded.

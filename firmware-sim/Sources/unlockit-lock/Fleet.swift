@@ -46,11 +46,12 @@ struct Fleet: AsyncParsableCommand {
             let address = try parseBroker(broker)
             let pairs = try LockFleet.readPairs(credentials)
             // Running out of descriptors half-way would look like a broken broker; say so before starting.
-            guard pairs.count <= FileDescriptorLimit.clientCapacity() else {
+            // Each lock: its connection, and the claim on its flash.
+            let capacity = FileDescriptorLimit.clientCapacity(alsoPerClient: 1)
+            guard pairs.count <= capacity else {
                 throw FleetError(
-                    "\(pairs.count) locks need about \(pairs.count * FileDescriptorLimit.perClient) file descriptors, but this "
-                        + "process may open \(FileDescriptorLimit.current) (ulimit -n); run at most "
-                        + "\(FileDescriptorLimit.clientCapacity()) locks per fleet process.")
+                    "\(pairs.count) locks need about \(pairs.count * (FileDescriptorLimit.perClient + 1)) file descriptors, but this "
+                        + "process may open \(FileDescriptorLimit.current) (ulimit -n); run at most \(capacity) locks per fleet process.")
             }
             let fleet = try LockFleet(
                 directory: dir, credentials: pairs, host: address.host, port: address.port, settings: behaviour.settings,
