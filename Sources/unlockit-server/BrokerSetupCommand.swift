@@ -12,6 +12,10 @@ struct BrokerSetupCommand: ParsableCommand {
             UNLOCKIT_MQTT_PASSWORD_FILE=DIR/server-mqtt-password.
             """)
 
+    static let rootWarning =
+        "warning: set up as root, so mosquitto started with this configuration keeps root's privileges; "
+        + "run broker-setup as the user that will run mosquitto and the server"
+
     @Option(help: "The folder for the broker's files.")
     var dir: String
 
@@ -31,6 +35,11 @@ struct BrokerSetupCommand: ParsableCommand {
     func run() throws {
         let setup = BrokerSetup(directory: dir, host: host, port: port)
         try setup.write()
+        // mosquitto drops its privileges only for a `user` other than root, and the files are the
+        // user's who ran this: a broker set up by root runs as root, listening to the network.
+        if getuid() == 0 {
+            FileHandle.standardError.write(Data((Self.rootWarning + "\n").utf8))
+        }
         print("mosquitto configuration: \(setup.configPath)")
         print("server broker password file: \(setup.passwordPath)")
     }

@@ -72,6 +72,17 @@ import Testing
         #expect(listeners == ["listener 1883 ::1"])
     }
 
+    @Test("broker-setup run as root warns that mosquitto would keep root's privileges, and only then")
+    func settingUpAsRootWarns() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let setup = try ChildProcess(
+            try Binaries.path("unlockit-server"), ["broker-setup", "--dir", folder.path + "/broker", "--port", "1883"], name: "broker-setup")
+        #expect(try await setup.waitForExit() == 0)
+        let warned = setup.output.contains { $0.contains("keeps root's privileges") }
+        #expect(warned == (getuid() == 0), "\(setup.output)")
+    }
+
     @Test("A broker-setup that fails half-way leaves neither file, and running it again works")
     func aFailedSetupLeavesNothing() throws {
         let folder = try TemporaryDirectory()
