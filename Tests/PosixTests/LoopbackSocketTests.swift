@@ -35,6 +35,16 @@ import Testing
         #expect(!LoopbackSocket.connect(client, port: port))
     }
 
+    @Test("A port outside 0–65535 is refused, not a crash")
+    func anImpossiblePortIsRefused() {
+        let socket = tcpSocket()
+        defer { close(socket) }
+        for port in [-1, 65_536, Int.max] {
+            #expect(LoopbackSocket.bind(socket, port: port) == nil)
+            #expect(!LoopbackSocket.connect(socket, port: port))
+        }
+    }
+
     @Test func aSocketThatIsNotIPv4HasNoPort() {
         var ends: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
