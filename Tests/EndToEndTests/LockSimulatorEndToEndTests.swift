@@ -43,6 +43,21 @@ struct LockSimulatorEndToEndTests {
         #expect(try deviceKey() != key)
     }
 
+    @Test("A fleet refuses a slow flash, which would stall every lock on a loop; a single lock takes it")
+    func aFleetRefusesASlowFlash() async throws {
+        let directory = try TemporaryDirectory("simulator")
+        defer { directory.remove() }
+        let credentials = directory.path + "/credentials.tsv"
+        try Data("lock-a\tpassword\n".utf8).write(to: URL(fileURLWithPath: credentials))
+        let fleet = try ChildProcess(
+            try Binaries.path("unlockit-lock"),
+            ["fleet", "run", "--dir", directory.path, "--broker", "mqtt://127.0.0.1:1", "--credentials", credentials, "--flash-write-time", "2"],
+            name: "fleet", separateErrors: true)
+        #expect(try await fleet.waitForExit() != 0)
+        try await Task.sleep(for: .milliseconds(20))  // the readers' last lines
+        #expect(fleet.errors.joined().contains("--flash-write-time is for a single lock"), "\(fleet.errors)")
+    }
+
     @Test("A new lock's device id is the factory's, made from its setup code; one of that form given with --id is refused")
     func aFactoryIDComesFromTheSetupCode() async throws {
         let directory = try TemporaryDirectory("simulator")

@@ -41,6 +41,13 @@ struct Fleet: AsyncParsableCommand {
         @Flag(help: "Start every lock in pairing mode.") var pairing = false
         @OptionGroup var behaviour: BehaviourOptions
 
+        func validate() throws {
+            // A lock waits for its flash on its MQTT loop, which in a fleet is every lock's on it.
+            guard behaviour.flashWriteTime == 0 else {
+                throw ValidationError("--flash-write-time is for a single lock: in a fleet, one lock's write would stall every lock on its loop.")
+            }
+        }
+
         func run() async throws {
             FileDescriptorLimit.raise()
             let address = try parseBroker(broker)
