@@ -43,7 +43,7 @@ struct LockSimulatorEndToEndTests {
         #expect(try deviceKey() != key)
     }
 
-    @Test("A fleet refuses a slow flash, which would stall every lock on a loop; a single lock takes it")
+    @Test("A fleet refuses a slow flash, which would stall every lock on its loop (single locks take it: LockProtocolEndToEndTests)")
     func aFleetRefusesASlowFlash() async throws {
         let directory = try TemporaryDirectory("simulator")
         defer { directory.remove() }
