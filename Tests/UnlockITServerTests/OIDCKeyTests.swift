@@ -141,7 +141,7 @@ struct OIDCKeyTests {
         }
     }
 
-    @Test("The key ids of a set the server cannot use go into its log escaped and cut short")
+    @Test("What a provider wrote in a key set the server cannot use goes into its log escaped and cut short, its keys named by the first ten")
     func skippedKeyIDsAreEscaped() throws {
         let kid = #"x\n00:00 critical \u001b[2J\"\#(String(repeating: "y", count: 100))"#
         do {
@@ -151,6 +151,21 @@ struct OIDCKeyTests {
             let text = "\(error)"
             #expect(text.hasPrefix(#"no key the server can verify with ("x\u{A}00:00 critical \u{1B}[2J\u{22}yyy"#), "\(text)")
             #expect(!text.unicodeScalars.contains { $0.value < 0x20 } && !text.contains(String(repeating: "y", count: 60)), "\(text)")
+        }
+        // The provider's other words in the reasons too, and a long list named by its first few.
+        let forged = "x\\n00:00 critical"
+        let keys = [
+            #"{"kty":"RSA","kid":"a","use":"\#(forged)","n":"AQAB","e":"AQAB"}"#, #"{"kty":"\#(forged)","kid":"b"}"#,
+            #"{"kty":"EC","kid":"c","crv":"\#(forged)","x":"AA","y":"AA"}"#,
+        ] + (0..<20).map { #"{"kty":"oct","kid":"k\#($0)"}"# }
+        do {
+            _ = try SigningKeys.prepare(#"{"keys":[\#(keys.joined(separator: ","))]}"#, allowed: ["ES256"])
+            Issue.record("a key set without a usable key was taken")
+        } catch {
+            let text = "\(error)"
+            #expect(!text.unicodeScalars.contains { $0.value < 0x20 }, "\(text)")
+            #expect(text.components(separatedBy: #"x\u{A}00:00 critical"#).count == 4, "\(text)")
+            #expect(text.hasSuffix("; and 13 more)") && !text.contains(#""k7""#), "\(text)")
         }
     }
 }

@@ -23,6 +23,9 @@ struct SigningKeys {
         var description: String { "no key the server can verify with (\(skipped.joined(separator: "; ")))" }
     }
 
+    /// How many of the keys left out are named in the log.
+    static let skippedListed = 10
+
     static func prepare(_ json: String, allowed: [String]) throws -> SigningKeys {
         guard let root = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
             let keys = root["keys"] as? [Any]
@@ -51,6 +54,10 @@ struct SigningKeys {
                 skipped.append("\(name): \(reason.text)")
             }
         }
+        // A set of thousands of unusable keys is named by its first few.
+        if skipped.count > Self.skippedListed {
+            skipped = skipped.prefix(Self.skippedListed) + ["and \(skipped.count - Self.skippedListed) more"]
+        }
         guard !kept.isEmpty else { throw NoSigningKey(skipped: skipped) }
         let data = try JSONSerialization.data(withJSONObject: ["keys": kept], options: [.sortedKeys])
         return SigningKeys(jwks: String(decoding: data, as: UTF8.self), algorithms: algorithms, skipped: skipped)
@@ -70,7 +77,8 @@ struct SigningKeys {
     }
 
     private static func algorithm(of key: [String: Any], allowed: [String]) -> Result<String, Unusable> {
-        if let use = key["use"] as? String, use != "sig" { return .failure(Unusable(text: "for \(use), not signing")) }
+        // The provider's words, escaped: the reasons go into the server's log.
+        if let use = key["use"] as? String, use != "sig" { return .failure(Unusable(text: "for \(PeerText.printable(use)), not signing")) }
         let kty = key["kty"] as? String ?? ""
         let crv = key["crv"] as? String
         let fitting: [String]
@@ -78,11 +86,13 @@ struct SigningKeys {
         case "RSA": fitting = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"]
         case "EC": fitting = ["P-256": ["ES256"], "P-384": ["ES384"], "P-521": ["ES512"]][crv ?? ""] ?? []
         case "OKP": fitting = crv == "Ed25519" ? ["EdDSA"] : []
-        default: return .failure(Unusable(text: "key type \(kty.isEmpty ? "missing" : kty)"))
+        default: return .failure(Unusable(text: "key type \(kty.isEmpty ? "missing" : PeerText.printable(kty))"))
         }
         // Its own, if it names one; else the usual one for its type (RS256 for RSA, as OpenID Connect's).
         let alg = key["alg"] as? String ?? fitting.first
-        guard let alg, fitting.contains(alg) else { return .failure(Unusable(text: "no signing algorithm for \(kty) \(crv ?? "")")) }
+        guard let alg, fitting.contains(alg) else {
+            return .failure(Unusable(text: "no signing algorithm for \(kty) \(PeerText.printable(crv ?? ""))"))
+        }
         guard allowed.contains(alg) else { return .failure(Unusable(text: "\(alg) is not among the issuer's algorithms")) }
         return .success(alg)
     }
