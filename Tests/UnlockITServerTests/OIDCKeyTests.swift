@@ -154,10 +154,11 @@ struct OIDCKeyTests {
         }
         // The provider's other words in the reasons too, and a long list named by its first few.
         let forged = "x\\n00:00 critical"
-        let keys = [
-            #"{"kty":"RSA","kid":"a","use":"\#(forged)","n":"AQAB","e":"AQAB"}"#, #"{"kty":"\#(forged)","kid":"b"}"#,
-            #"{"kty":"EC","kid":"c","crv":"\#(forged)","x":"AA","y":"AA"}"#,
-        ] + (0..<20).map { #"{"kty":"oct","kid":"k\#($0)"}"# }
+        let keys =
+            [
+                #"{"kty":"RSA","kid":"a","use":"\#(forged)","n":"AQAB","e":"AQAB"}"#, #"{"kty":"\#(forged)","kid":"b"}"#,
+                #"{"kty":"EC","kid":"c","crv":"\#(forged)","x":"AA","y":"AA"}"#,
+            ] + (0..<20).map { #"{"kty":"oct","kid":"k\#($0)"}"# }
         do {
             _ = try SigningKeys.prepare(#"{"keys":[\#(keys.joined(separator: ","))]}"#, allowed: ["ES256"])
             Issue.record("a key set without a usable key was taken")
