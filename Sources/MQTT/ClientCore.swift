@@ -8,8 +8,7 @@ import Synchronization
 /// `@unchecked Sendable`, justified: `mosq` is shared only through libmosquitto calls that are
 /// thread-safe once `mosquitto_threaded_set` is on (publish queues under the library's own mutexes);
 /// every `loop…` property is read and written only on the owning ``MQTTEventLoop``'s thread;
-/// everything else that crosses threads is an `Atomic` or inside a `Mutex`, but for
-/// `publishHookForTests`, set before the client starts.
+/// everything else that crosses threads is an `Atomic` or inside a `Mutex`.
 final class ClientCore: @unchecked Sendable {
     let configuration: MQTTClientConfiguration
     let mosq: OpaquePointer
@@ -24,10 +23,9 @@ final class ClientCore: @unchecked Sendable {
     /// Held by a publish from its check of ``connected`` until libmosquitto has queued the packet, and
     /// by the loop as it marks a lost connection: a publish that saw the old connection is queued
     /// before the loop goes on to reconnect, whose first step drops every queued packet, and never
-    /// after it, where it would go out on the new connection (a stale command reaching a lock).
-    let publishGate = Mutex(())
-    /// Runs inside ``publishGate`` between the check and the queueing: tests widen the window with it.
-    nonisolated(unsafe) var publishHookForTests: (@Sendable () -> Void)?
+    /// after it, where it would go out on the new connection (a stale command reaching a lock). What
+    /// it holds runs inside it between the check and the queueing: tests widen the window with it.
+    let publishGate = Mutex<(@Sendable () -> Void)?>(nil)
     /// True while the client sits in the loop's list of clients with output to flush.
     let dirtyQueued = Atomic<Bool>(false)
     /// Why the last connection attempt failed or the last connection ended; `nil` once connected.

@@ -114,9 +114,9 @@ public final class MQTTClient: Sendable {
         guard !core.stopping.load(ordering: .relaxed) else { throw .shutDown }
         // In the gate: a connection lost after the check waits for the packet to be queued, and
         // the reconnection that follows drops it (``ClientCore/publishGate``).
-        let queued = core.publishGate.withLock { _ -> Int32? in
+        let queued = core.publishGate.withLock { testHook -> Int32? in
             guard core.connected.load(ordering: .relaxed) else { return nil }
-            core.publishHookForTests?()
+            testHook?()
             return message.payload.withUnsafeBytes { bytes in
                 mosquitto_publish(core.mosq, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos.rawValue, message.retain)
             }

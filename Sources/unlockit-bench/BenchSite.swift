@@ -95,10 +95,10 @@ final class BenchSite: Sendable {
             credentials.withLock { $0[label.id] = password }
         }
         let registrationSeconds = registeredAt.duration(to: .now).seconds
-        // A lock holds one descriptor (three where libmosquitto's socket pair stays: see
-        // `FileDescriptorLimit.perClient`); where the limit is lower than a whole fleet needs, the
-        // fleet is split over several processes.
-        let perFleet = max(1, FileDescriptorLimit.clientCapacity())
+        // A lock holds its connection's descriptor (three where libmosquitto's socket pair stays: see
+        // `FileDescriptorLimit.perClient`) and its flash's claim, as `fleet run` counts them; where the
+        // limit is lower than a whole fleet needs, the fleet is split over several processes.
+        let perFleet = max(1, FileDescriptorLimit.clientCapacity(alsoPerClient: 1))
         let lines = credentials.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)\t\($0.value)\n" }
         let shards = stride(from: 0, to: lines.count, by: perFleet).map { lines[$0..<min($0 + perFleet, lines.count)] }
         say(

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SiteHarness
+import Synchronization
 import Testing
 
 @testable import MQTT
@@ -167,9 +168,11 @@ struct MQTTClientTests {
             // The publish passes its check of the connection, then waits: meanwhile another client
             // takes the sender's id, and the broker drops the sender's connection.
             let inWindow = LockedBox(false)
-            sender.core.publishHookForTests = {
-                inWindow.set(true)
-                Thread.sleep(forTimeInterval: 1.5)
+            sender.core.publishGate.withLock { hook in
+                hook = {
+                    inWindow.set(true)
+                    Thread.sleep(forTimeInterval: 1.5)
+                }
             }
             let published = LockedBox(false)
             let publisher = Thread {
@@ -187,7 +190,7 @@ struct MQTTClientTests {
                 events.get().filter { $0 == .connected }.count >= 2 && sender.isConnected
             }
             try await Network.waitUntil("the publish's return") { published.get() }
-            sender.core.publishHookForTests = nil
+            sender.core.publishGate.withLock { $0 = nil }
             try sender.publish(topic: "test/stale", payload: Array("fresh".utf8), qos: .atMostOnce)
             try await Network.waitUntil("the fresh message") { received.get().contains("fresh") }
             #expect(!received.get().contains("stale"), "\(received.get())")

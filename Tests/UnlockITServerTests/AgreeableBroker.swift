@@ -14,8 +14,14 @@ final class AgreeableBroker: CommandLink {
     /// How long the answer to a command of this name takes (none: at once).
     private let delays = Mutex<[String: Duration]>([:])
 
+    /// How many more times a command of this name is answered with an error.
+    private let failures = Mutex<[String: Int]>([:])
+
     /// Answers commands named `command` only after `delay`, as a broker under load might.
     func delay(_ command: String, by delay: Duration) { delays.withLock { $0[command] = delay } }
+
+    /// Answers the next `times` commands named `command` with an error, as a broker that cannot make them.
+    func fail(_ command: String, times: Int) { failures.withLock { $0[command] = times } }
 
     /// The accounts API over this link.
     static func make() -> (BrokerAccounts, AgreeableBroker) {
@@ -38,6 +44,12 @@ final class AgreeableBroker: CommandLink {
         sent.withLock { $0 += commands.compactMap { $0["command"] as? String } }
         let responses: [[String: Any]] = commands.map { command in
             var response: [String: Any] = ["command": command["command"] ?? "", "correlationData": command["correlationData"] ?? ""]
+            let failing = failures.withLock { failures in
+                guard let name = command["command"] as? String, let left = failures[name], left > 0 else { return false }
+                failures[name] = left - 1
+                return true
+            }
+            if failing { response["error"] = "Internal error" }
             // Any account asked for is a lock's, with the lock's own role.
             if command["command"] as? String == "getClient", let name = command["username"] as? String, let lock = LockID(name) {
                 response["data"] = ["client": ["username": name, "roles": [["rolename": BrokerAccounts.lockRole(lock)]]]]

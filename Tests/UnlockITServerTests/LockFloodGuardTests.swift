@@ -15,13 +15,13 @@ import UnlockITStore
         let (accounts, broker) = AgreeableBroker.make()
         let services = try harness.services(accounts: accounts)
         try await withLocks(harness, over: services) { api, admin, _, door, _ in
-            // An admin's change of the same lock holds its turn: the guard waits for it.
+            // Another change of the same lock holds its turn: the guard waits for it.
             #expect(await services.lockAccountTurns.acquire(door, deadline: .now + .seconds(5)))
-            let shutOff = Task { await LockFloodGuard(services: services).shutOff(door) }
+            let shutOff = Task { await LockFloodGuard(services: services).shutOff(Self.report(door, services)) }
             try await Task.sleep(for: .milliseconds(300))
             #expect(broker.commands.isEmpty)
             services.lockAccountTurns.release(door)
-            await shutOff.value
+            #expect(await shutOff.value == .shutOff)
             #expect(broker.commands == ["getClient", "modifyClient"])
 
             let events = try await api.get("/api/v1/audit?lock=\(door)", admin)
@@ -34,18 +34,58 @@ import UnlockITStore
         }
     }
 
+    @Test("A report of an account an admin replaced while the guard waited for the lock's turn is let go")
+    func aStaleReportIsLetGo() async throws {
+        let harness = try Harness()
+        let (accounts, broker) = AgreeableBroker.make()
+        let services = try harness.services(accounts: accounts)
+        try await withLocks(harness, over: services) { api, admin, _, door, _ in
+            let report = Self.report(door, services)
+            #expect(await services.lockAccountTurns.acquire(door, deadline: .now + .seconds(5)))
+            let shutOff = Task { await LockFloodGuard(services: services).shutOff(report) }
+            // The admin's new broker password, in the turn the guard waits for: shown to the admin, it must keep working.
+            services.gateway.passwordRenewed(door)
+            services.lockAccountTurns.release(door)
+            #expect(await shutOff.value == .stale)
+            #expect(broker.commands.isEmpty)
+            let events = try await api.get("/api/v1/audit?lock=\(door)", admin)
+            #expect(events.items.isEmpty, "\(events.items)")
+        }
+    }
+
+    @Test("A shut-off the broker did not make is tried again")
+    func aFailedShutOffIsTriedAgain() async throws {
+        let harness = try Harness()
+        let (accounts, broker) = AgreeableBroker.make()
+        let services = try harness.services(accounts: accounts)
+        try await withLocks(harness, over: services) { api, admin, _, door, _ in
+            broker.fail("modifyClient", times: 2)
+            let guardian = LockFloodGuard(services: services, retryDelay: .milliseconds(50))
+            #expect(await guardian.shutOff(Self.report(door, services)) == .shutOff)
+            #expect(broker.commands == Array(repeating: ["getClient", "modifyClient"], count: 3).flatMap { $0 })
+            let events = try await api.get("/api/v1/audit?lock=\(door)", admin).items
+            #expect(events.count == 1 && events.first?["reason"] as? String == "message_flood", "\(events)")
+        }
+    }
+
     @Test("No account is touched for an id no company's lock has in service")
     func onlyARegisteredLocksAccountIsShutOff() async throws {
         let harness = try Harness()
         let (accounts, broker) = AgreeableBroker.make()
         let services = try harness.services(accounts: accounts)
         try await withLocks(harness, over: services) { api, admin, _, _, retired in
-            await LockFloodGuard(services: services).shutOff(retired)
-            await LockFloodGuard(services: services).shutOff(try #require(LockID("no-such-lock")))
+            let guardian = LockFloodGuard(services: services)
+            #expect(await guardian.shutOff(Self.report(retired, services)) == .stale)
+            #expect(await guardian.shutOff(Self.report(try #require(LockID("no-such-lock")), services)) == .stale)
             #expect(broker.commands.isEmpty)
             let events = try await api.get("/api/v1/audit?action=reset_lock_password", admin)
             #expect(events.items.isEmpty, "\(events.items)")
         }
+    }
+
+    /// A flood of `lock`'s current account, as the gateway reports one.
+    static func report(_ lock: LockID, _ services: AppServices) -> LockGateway.FloodReport {
+        LockGateway.FloodReport(lock: lock, generation: services.gateway.accountGeneration(lock))
     }
 
     /// Runs `body` over `services` on Acme's site with its admin's session, the company's id, the

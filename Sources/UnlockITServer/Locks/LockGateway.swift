@@ -69,12 +69,21 @@ public final class LockGateway: Sendable {
     /// A lock's online and offline lines: one that connects and drops over and over must not flood
     /// the log (the count of online locks, a gauge, follows every change all the same).
     private let presenceLines = LogBudget<LockID>(perMinute: 10)
-    /// Every lock's messages come through the server's one connection (``ServerConfiguration/lockMessagesPerMinute``).
+    /// Every lock's messages come through the server's one connection: what a lock sends unasked is
+    /// counted against its budget (``ServerConfiguration/lockMessagesPerMinute``).
     private let messageBudget: RateLimiter<LockID>
-    /// Locks whose accounts sent more than their budget: the first refusal of each in a minute, for
-    /// ``LockFloodGuard`` to shut the account off.
-    public let floods: AsyncStream<LockID>
-    private let floodsContinuation: AsyncStream<LockID>.Continuation
+    /// Raised for a lock whenever its broker account is another's from then on: an admin's new
+    /// password, a registration, a retirement. A flood reported before is no longer this account's.
+    private let accountGenerations = Mutex<[LockID: UInt64]>([:])
+    /// A lock whose account sent more than its budget, and which of its accounts it was
+    /// (``accountGeneration(_:)``).
+    public struct FloodReport: Sendable, Equatable {
+        public let lock: LockID
+        public let generation: UInt64
+    }
+    /// The first refusal of each lock in a minute, for ``LockFloodGuard`` to shut the account off.
+    public let floods: AsyncStream<FloodReport>
+    private let floodsContinuation: AsyncStream<FloodReport>.Continuation
     private let timeout: Duration
     /// An unlock answers the lock's nonce only while at least this much of its time is left, so that
     /// the result comes back before the client is told `lock_timeout` (a tenth of the timeout).
@@ -97,7 +106,7 @@ public final class LockGateway: Sendable {
         self.link = link
         messageBudget = RateLimiter(perMinute: messagesPerLockPerMinute)
         // Newest kept: one lock named a minute is all a flood can add, and the guard handles each at once.
-        (floods, floodsContinuation) = AsyncStream.makeStream(of: LockID.self, bufferingPolicy: .bufferingNewest(10_000))
+        (floods, floodsContinuation) = AsyncStream.makeStream(of: FloodReport.self, bufferingPolicy: .bufferingNewest(10_000))
         self.clock = clock
         self.isReady = isReady
         self.timeout = timeout
@@ -127,6 +136,15 @@ public final class LockGateway: Sendable {
     /// password. Else the device given the new one could find its first status dropped.
     public func passwordRenewed(_ lock: LockID) {
         brokerDisconnected(lock)
+        newAccount(lock)
+    }
+
+    /// Which of the lock's broker accounts is the current one, counted from 0 (``FloodReport``).
+    public func accountGeneration(_ lock: LockID) -> UInt64 { accountGenerations.withLock { $0[lock] ?? 0 } }
+
+    /// The lock's account is another's from now on: a full budget, and floods reported before are stale.
+    private func newAccount(_ lock: LockID) {
+        accountGenerations.withLock { $0[lock, default: 0] &+= 1 }
         messageBudget.forget(lock)
     }
 
@@ -138,7 +156,7 @@ public final class LockGateway: Sendable {
         took(lock, online: false, changed: presence.disconnected(lock, now: clock.now()))
         presence.forget(lock)
         presenceLines.forget(lock)
-        messageBudget.forget(lock)
+        newAccount(lock)
         retainStatus(of: lock, [])
     }
 
@@ -149,7 +167,7 @@ public final class LockGateway: Sendable {
     public func registered(_ lock: LockID) {
         presence.forget(lock)
         presenceLines.forget(lock)
-        messageBudget.forget(lock)
+        newAccount(lock)
         retainStatus(of: lock, [])
     }
 
@@ -338,7 +356,9 @@ public final class LockGateway: Sendable {
         case answer(Block128, @Sendable (Block128) -> Command, LockID, (@Sendable () -> Void)?)
     }
 
-    private func finish(_ req: RequestID, with reply: Reply, from lock: LockID? = nil) {
+    /// Ends or advances the exchange `req` with `reply`; whether it did (or a late grant was recorded).
+    @discardableResult
+    private func finish(_ req: RequestID, with reply: Reply, from lock: LockID? = nil) -> Bool {
         let next = waiters.withLock { waiters -> Next in
             guard var waiter = waiters[req] else { return .ignore }
             if let lock, waiter.lock != lock { return .ignore }
@@ -365,19 +385,22 @@ public final class LockGateway: Sendable {
         }
         switch next {
         case .ignore:
-            guard let lock else { return }
-            if case .event(.result(_, let granted, _)) = reply, lateResult(req, granted: granted, from: lock) { return }
+            guard let lock else { return false }
+            if case .event(.result(_, let granted, _)) = reply, lateResult(req, granted: granted, from: lock) { return true }
             metrics.unexpectedMessage()
+            return false
         case .resume(let waiter):
             waiter.continuation.resume(returning: reply)
+            return true
         case .answer(let nonce, let makeCommand, let lock, let afterAnswer):
             do {
                 try link.publish(topic: Topics.command(lock), payload: makeCommand(nonce).encoded(), qos: Self.commandQoS, retain: false)
             } catch {
                 finish(req, with: .brokerUnavailable)
-                return
+                return true
             }
             afterAnswer?()
+            return true
         }
     }
 
@@ -409,18 +432,17 @@ public final class LockGateway: Sendable {
 
     // MARK: - Incoming messages (MQTT event loop thread)
 
-    /// Handles a message from a lock's `evt` or `status` topic. One over the lock's budget is dropped
-    /// unread, and the first such in a minute names the lock in ``floods``.
+    /// Handles a message from a lock's `evt` or `status` topic. What the lock sends unasked (statuses,
+    /// relay states, malformed events, answers to nothing waiting) counts against its budget; the
+    /// answers that take an exchange of the server's a step further do not, since the server's own
+    /// requests bound them. A status over the budget is dropped, and the first message over it in a
+    /// minute names the lock in ``floods``.
     public func handle(_ message: MQTTMessage) {
         guard let (lock, kind) = Topics.parse(message.topic) else { return }
-        if let refusal = messageBudget.take(lock, now: .now) {
-            metrics.messageOverBudget()
-            if refusal.isFirstInAMinute { floodsContinuation.yield(lock) }
-            return
-        }
         let now = clock.now()
         switch kind {
         case .status:
+            guard admitUnasked(lock) else { return }
             // An empty retained message only clears the topic.
             guard !message.payload.isEmpty else { return }
             guard let status = try? LockStatus.decode(message.payload) else {
@@ -438,13 +460,25 @@ public final class LockGateway: Sendable {
             } catch {
                 metrics.malformedMessage()
                 logger.debug("dropped a malformed event", metadata: ["lock": "\(lock)", "error": "\(error)"])
+                admitUnasked(lock)
                 return
             }
-            guard let req = event.req else { return }  // relay state changes need no answer
-            finish(req, with: .event(event), from: lock)
+            if let req = event.req, finish(req, with: .event(event), from: lock) { return }
+            // Relay state changes (they need no answer), and answers no exchange was waiting for.
+            admitUnasked(lock)
         case .command:
             return
         }
+    }
+
+    /// Counts one message the lock sent unasked; false, and the lock reported once a minute, when
+    /// its budget is spent.
+    @discardableResult
+    private func admitUnasked(_ lock: LockID) -> Bool {
+        guard let refusal = messageBudget.take(lock, now: .now) else { return true }
+        metrics.messageOverBudget()
+        if refusal.isFirstInAMinute { floodsContinuation.yield(FloodReport(lock: lock, generation: accountGeneration(lock))) }
+        return false
     }
 
     /// The server lost or regained its own broker connection.
