@@ -55,7 +55,8 @@ struct LockFloodGuard: Service {
         let id = report.lock
         let turns = services.lockAccountTurns
         guard await turns.acquire(id, deadline: .now + AppServices.lockTurnWait) else {
-            services.logger.error("a lock's broker account sent more than its budget, and its turn to be shut off never came", metadata: ["lock": "\(id)"])
+            services.logger.error(
+                "a lock's broker account sent more than its budget, and its turn to be shut off never came", metadata: ["lock": "\(id)"])
             return .failed
         }
         defer { turns.release(id) }
