@@ -60,11 +60,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// outcome; more are answered 429 `too_many_unlocks` (``RateLimiter``). Each attempt is an audit
     /// event kept for good.
     public var unlocksPerUserPerMinute = 60
-    /// Messages one lock's broker account may send in a minute (events and statuses), in a burst or
-    /// spread out (``RateLimiter``). A lock that sends more has its messages dropped and its broker
-    /// account given a password nobody holds, until an admin asks for a new one (``LockFloodGuard``):
-    /// every lock's messages reach the server through one connection, so one account's flood must
-    /// not delay the others'. An unlock costs a lock about four.
+    /// Messages one lock's broker account may send unasked in a minute (statuses, relay states,
+    /// malformed events, answers to nothing waiting; not the answers that take one of the server's
+    /// exchanges a step further), in a burst or spread out (``RateLimiter``). A lock that sends more
+    /// has them ignored and its broker account given a password nobody holds, until an admin asks
+    /// for a new one (``LockFloodGuard``): every lock's messages reach the server through one
+    /// connection, so one account's flood must not delay the others'.
     public var lockMessagesPerMinute = 600
     /// Email addresses in use by other companies that one company's admins may be told of in a day
     /// (creating, importing or renaming users); beyond that such requests are answered 429
