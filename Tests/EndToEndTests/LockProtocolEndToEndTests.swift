@@ -327,13 +327,7 @@ struct LockProtocolEndToEndTests {
             let id = LockID(lock.id)!
             let observer = try await site.superuser("observer")
             let seen = try await observer.record(Topics.event(id))
-            let events = LockedBox<[MQTTConnectionEvent]>([])
-            let device = try MQTTClient(
-                configuration: MQTTClientConfiguration(
-                    host: "127.0.0.1", port: site.broker.port, clientID: lock.id, username: lock.id, password: password),
-                onConnectionEvent: { event in events.set(events.get() + [event]) })
-            device.start()
-            try await device.waitUntilConnected(timeout: .seconds(30))
+            let (device, events) = try await site.device(lock.id, password: password)
             // The protocol's largest message gets through; 20 KB does not, and costs the connection.
             try device.publish(topic: Topics.event(id), payload: Array(repeating: UInt8(ascii: "x"), count: 4096))
             try await Network.waitUntil("the 4 KiB message") { seen.messages.count == 1 }
@@ -358,14 +352,8 @@ struct LockProtocolEndToEndTests {
             }
             let (flooding, password) = try await site.registerLock("lock-flood")
             let id = LockID(flooding.id)!
-            let events = LockedBox<[MQTTConnectionEvent]>([])
-            let device = try MQTTClient(
-                configuration: MQTTClientConfiguration(
-                    host: "127.0.0.1", port: site.broker.port, clientID: flooding.id, username: flooding.id, password: password),
-                onConnectionEvent: { event in events.set(events.get() + [event]) })
-            device.start()
-            try await device.waitUntilConnected(timeout: .seconds(30))
-            // Valid messages, as fast as it can: the budget counts messages, whatever they say.
+            let (device, events) = try await site.device(flooding.id, password: password)
+            // Relay states, which no one asked for, as fast as it can.
             for _ in 0..<200 where device.isConnected {
                 try? device.publish(topic: Topics.event(id), payload: Event.state(.locked).encoded())
             }

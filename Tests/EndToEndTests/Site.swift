@@ -139,6 +139,18 @@ struct Site {
         guard !connected else { throw HarnessError("\(id) connected after a refusal") }
     }
 
+    /// A client connected as the registered lock `id` with its broker password, as its device would
+    /// be, and the connection's events as they come.
+    func device(_ id: String, password: String) async throws -> (client: MQTTClient, events: LockedBox<[MQTTConnectionEvent]>) {
+        let events = LockedBox<[MQTTConnectionEvent]>([])
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(host: "127.0.0.1", port: broker.port, clientID: id, username: id, password: password),
+            onConnectionEvent: { event in events.set(events.get() + [event]) })
+        client.start()
+        try await client.waitUntilConnected(timeout: .seconds(30))
+        return (client, events)
+    }
+
     /// Creates the broker account for ``superuser(_:)``; once per site.
     func addSuperuserAccount() async throws {
         try await broker.addSuperuser(username: "tester", password: "superuser password")
