@@ -18,7 +18,7 @@ import UnlockITStore
     func aSignedOutAdminsChangeStops(change: String) async throws {
         let harness = try Harness()
         let services = try harness.services()
-        try await withDoor(harness, over: services, registered: change != "register") { api, admin, room, company, id in
+        try await harness.withDoor(over: services, registered: change != "register") { api, admin, room, company, id in
             // Another change of the same lock holds the turn while this one is asked for.
             #expect(await services.lockAccountTurns.acquire(id, deadline: .now + .seconds(5)))
             async let reply: API.Reply =
@@ -47,7 +47,7 @@ import UnlockITStore
     func aNewBrokerPasswordIsNotShownToAnAdminWhoseSessionEnded() async throws {
         let harness = try Harness()
         let (accounts, broker) = AgreeableBroker.make()
-        try await withDoor(harness, over: try harness.services(accounts: accounts)) { api, admin, _, _, id in
+        try await harness.withDoor(over: try harness.services(accounts: accounts)) { api, admin, _, _, id in
             broker.delay("modifyClient", by: .milliseconds(800))
             async let reply = api.post("/api/v1/locks/\(id)/broker-password", admin, [:])
             try await Network.waitUntil("the broker asked") { broker.commands.contains("modifyClient") }
@@ -60,26 +60,6 @@ import UnlockITStore
             let other = try await api.session("admin@acme.test", "a brand new password")
             let events = try await api.get("/api/v1/audit?action=reset_lock_password", other)
             #expect(events.items.count == 1 && events.items.first?["outcome"] as? String == "success", "\(events.items)")
-        }
-    }
-
-    /// Runs `body` over `services` on Acme's site with its admin's session, the room Lab, the
-    /// company's id, and the device id door-1: a lock registered in Lab, unless `registered` is false.
-    func withDoor(
-        _ harness: Harness, over services: AppServices, registered: Bool = true,
-        _ body: @Sendable (_ api: API, _ admin: String, _ room: String, _ company: CompanyID, _ id: LockID) async throws -> Void
-    ) async throws {
-        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
-        try await harness.run(over: services) { api in
-            let admin = try await api.session("admin@acme.test", initial)
-            let room = try await api.createRoom(admin, "Lab")
-            let company = try #require(try await harness.store.credentials(email: "admin@acme.test")?.0.companyID)
-            let id = try #require(LockID("door-1"))
-            if registered {
-                try await harness.store.createLock(
-                    Lock(id: id, companyID: company, roomID: RoomID(room), name: "Door", state: .registered, createdAt: harness.clock.now))
-            }
-            try await body(api, admin, room, company, id)
         }
     }
 

@@ -14,7 +14,7 @@ import UnlockITStore
         let harness = try Harness()
         let (accounts, broker) = AgreeableBroker.make()
         let services = try harness.services(accounts: accounts)
-        try await withLocks(harness, over: services) { api, admin, _, door, _ in
+        try await harness.withDoor(over: services) { api, admin, _, _, door in
             // Another change of the same lock holds its turn: the guard waits for it.
             #expect(await services.lockAccountTurns.acquire(door, deadline: .now + .seconds(5)))
             let shutOff = Task { await LockFloodGuard(services: services).shutOff(Self.report(door, services)) }
@@ -39,7 +39,7 @@ import UnlockITStore
         let harness = try Harness()
         let (accounts, broker) = AgreeableBroker.make()
         let services = try harness.services(accounts: accounts)
-        try await withLocks(harness, over: services) { api, admin, _, door, _ in
+        try await harness.withDoor(over: services) { api, admin, _, _, door in
             let report = Self.report(door, services)
             #expect(await services.lockAccountTurns.acquire(door, deadline: .now + .seconds(5)))
             let shutOff = Task { await LockFloodGuard(services: services).shutOff(report) }
@@ -58,7 +58,7 @@ import UnlockITStore
         let harness = try Harness()
         let (accounts, broker) = AgreeableBroker.make()
         let services = try harness.services(accounts: accounts)
-        try await withLocks(harness, over: services) { api, admin, _, door, _ in
+        try await harness.withDoor(over: services) { api, admin, _, _, door in
             broker.fail("modifyClient", times: 2)
             let guardian = LockFloodGuard(services: services, retryDelay: .milliseconds(50))
             #expect(await guardian.shutOff(Self.report(door, services)) == .shutOff)
@@ -73,7 +73,10 @@ import UnlockITStore
         let harness = try Harness()
         let (accounts, broker) = AgreeableBroker.make()
         let services = try harness.services(accounts: accounts)
-        try await withLocks(harness, over: services) { api, admin, _, _, retired in
+        try await harness.withDoor(over: services) { api, admin, room, company, _ in
+            let retired = try #require(LockID("door-2"))
+            try await harness.store.createLock(
+                Lock(id: retired, companyID: company, roomID: RoomID(room), name: "Old door", state: .retired, createdAt: harness.clock.now))
             let guardian = LockFloodGuard(services: services)
             #expect(await guardian.shutOff(Self.report(retired, services)) == .stale)
             #expect(await guardian.shutOff(Self.report(try #require(LockID("no-such-lock")), services)) == .stale)
@@ -86,26 +89,5 @@ import UnlockITStore
     /// A flood of `lock`'s current account, as the gateway reports one.
     static func report(_ lock: LockID, _ services: AppServices) -> LockGateway.FloodReport {
         LockGateway.FloodReport(lock: lock, generation: services.gateway.accountGeneration(lock))
-    }
-
-    /// Runs `body` over `services` on Acme's site with its admin's session, the company's id, the
-    /// lock door-1 registered in its room Lab, and the retired lock door-2.
-    func withLocks(
-        _ harness: Harness, over services: AppServices,
-        _ body: @Sendable (_ api: API, _ admin: String, _ company: CompanyID, _ door: LockID, _ retired: LockID) async throws -> Void
-    ) async throws {
-        let initial = try await harness.bootstrap("Acme", email: "admin@acme.test")
-        try await harness.run(over: services) { api in
-            let admin = try await api.session("admin@acme.test", initial)
-            let room = try await api.createRoom(admin, "Lab")
-            let company = try #require(try await harness.store.credentials(email: "admin@acme.test")?.0.companyID)
-            let door = try #require(LockID("door-1"))
-            let retired = try #require(LockID("door-2"))
-            for (id, state) in [(door, LockState.registered), (retired, .retired)] {
-                try await harness.store.createLock(
-                    Lock(id: id, companyID: company, roomID: RoomID(room), name: "Door \(id)", state: state, createdAt: harness.clock.now))
-            }
-            try await body(api, admin, company, door, retired)
-        }
     }
 }
