@@ -88,6 +88,21 @@ import UnlockITCore
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
+    @Test("A flash is read only from a regular file: not through a link, nor from a FIFO, which would block the lock")
+    func aFlashIsReadFromARegularFileOnly() throws {
+        let path = temporaryPath()
+        let target = temporaryPath()
+        defer { for file in [path, target] { try? FileManager.default.removeItem(atPath: file) } }
+        let flash = Flash.firstBoot(lock: try #require(LockID("lock-read")))
+        #expect(try FlashFile(path: target).save(flash) == .written)
+        #expect(try FlashFile(path: target).load().lock == flash.lock)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        #expect(throws: FlashFile.FlashError.unreadable(path)) { try FlashFile(path: path).load() }
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o600) == 0)
+        #expect(throws: FlashFile.FlashError.unreadable(path)) { try FlashFile(path: path).load() }
+    }
+
     @Test func aFileThatNeedNotBeDurableIsNeverSynced() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

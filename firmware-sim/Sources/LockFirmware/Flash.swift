@@ -71,9 +71,10 @@ public struct FlashFile: Sendable {
 
     public var exists: Bool { FileManager.default.fileExists(atPath: path) }
 
+    /// Reads the flash: a regular file, not followed through a link (``OwnerOnlyFile/read(_:limit:)``).
     public func load() throws -> Flash {
-        guard let data = FileManager.default.contents(atPath: path) else { throw FlashError.unreadable(path) }
-        guard let image = try? JSONDecoder().decode(Image.self, from: data), image.version == 1,
+        guard let bytes = OwnerOnlyFile.read(path) else { throw FlashError.unreadable(path) }
+        guard let image = try? JSONDecoder().decode(Image.self, from: Data(bytes)), image.version == 1,
             let lock = LockID(image.lock), let keyBytes = Hex.decode(image.deviceKey), let key = Key128(keyBytes),
             let code = SetupCode(image.setupCode)
         else { throw FlashError.corrupt(path) }

@@ -43,6 +43,28 @@ enum OwnerOnlyFile {
         return !durable || syncFolder(path) ? .written : .writtenNotDurable
     }
 
+    /// The bytes of the regular file at `path`, at most `limit` of them; nil for anything else: no
+    /// file, a symbolic link (not followed), a FIFO or device (which would block the read, or never
+    /// end it), a longer file. As the write, it never waits on what another planted there.
+    static func read(_ path: String, limit: Int = 1 << 16) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= limit else { return nil }
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var count = 0
+        while count <= limit {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, limit + 1 - count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { return nil }
+            if got == 0 { break }
+            count += got
+        }
+        guard count <= limit else { return nil }
+        return Array(bytes[..<count])
+    }
+
     /// Flushes the folder holding `path`, so that a rename into it survives a power cut.
     static func syncFolder(of path: String) -> Bool {
         let folder = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
