@@ -51,7 +51,11 @@ final class ClientCore: @unchecked Sendable {
     var loopDeadline: ContinuousClock.Instant?
     /// When libmosquitto's keep-alive bookkeeping (`mosquitto_loop_misc`) is next due for this client.
     var loopNextMisc = ContinuousClock.now
-    var loopSubscribeWaiters: [Int32: (topic: String, continuation: CheckedContinuation<Void, any Error>?)] = [:]
+    /// Subscriptions waiting for the broker's answer, by message id; each asked for with
+    /// ``MQTTClient/subscribe(_:timeout:)`` has a number of its own (`token`), for its timeout to
+    /// find it and not a later subscription that reuses the message id.
+    var loopSubscribeWaiters: [Int32: (topic: String, token: UInt64, continuation: CheckedContinuation<Void, any Error>?)] = [:]
+    var loopSubscribeTokens: UInt64 = 0
     var loopStopWaiters: [@Sendable () -> Void] = []
 
     init(
@@ -152,7 +156,7 @@ final class ClientCore: @unchecked Sendable {
             var mid: Int32 = 0
             let rc = mosquitto_subscribe(mosq, &mid, topic, configuration.subscriptionQoS.rawValue)
             if rc == MOSQ_ERR_SUCCESS.rawValue {
-                loopSubscribeWaiters[mid] = (topic, nil)
+                loopSubscribeWaiters[mid] = (topic, 0, nil)
             } else {
                 // Connected, but deaf to this topic until the next connection: say so.
                 logger.error(

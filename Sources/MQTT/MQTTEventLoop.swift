@@ -17,7 +17,7 @@ public final class MQTTEventLoop: Sendable {
         case timer(ContinuousClock.Instant, @Sendable () -> Void)
         case add(ClientCore)
         case resolved(ClientCore, HostResolver.Answer)
-        case subscribe(ClientCore, String, CheckedContinuation<Void, any Error>)
+        case subscribe(ClientCore, String, Duration, CheckedContinuation<Void, any Error>)
         /// Stops a client; `done` runs on the loop thread once it has stopped (or at once, when the loop has exited).
         case stop(ClientCore, done: @Sendable () -> Void)
     }
@@ -103,7 +103,7 @@ public final class MQTTEventLoop: Sendable {
     private static func refuse(_ command: Command) {
         switch command {
         case .stop(_, let done): done()
-        case .subscribe(_, _, let continuation): continuation.resume(throwing: MQTTError.shutDown)
+        case .subscribe(_, _, _, let continuation): continuation.resume(throwing: MQTTError.shutDown)
         case .timer, .add, .resolved: break
         }
     }
@@ -299,8 +299,8 @@ public final class MQTTEventLoop: Sendable {
                 // A client stopped while its broker's name was looked up stays stopped.
                 guard core.loopPhase == .resolving else { continue }
                 connect(core, to: answer, state)
-            case .subscribe(let core, let topic, let continuation):
-                subscribe(core, topic: topic, continuation: continuation, state)
+            case .subscribe(let core, let topic, let timeout, let continuation):
+                subscribe(core, topic: topic, timeout: timeout, continuation: continuation, state)
             case .stop(let core, let done):
                 stop(core, done: done, state)
             }
@@ -452,7 +452,9 @@ public final class MQTTEventLoop: Sendable {
         state.retries.insert(deadline, core)
     }
 
-    private func subscribe(_ core: ClientCore, topic: String, continuation: CheckedContinuation<Void, any Error>, _ state: State) {
+    private func subscribe(
+        _ core: ClientCore, topic: String, timeout: Duration, continuation: CheckedContinuation<Void, any Error>, _ state: State
+    ) {
         guard core.loopPhase == .connected, core.loopFD >= 0 else {
             continuation.resume(throwing: MQTTError.notConnected)
             return
@@ -463,7 +465,16 @@ public final class MQTTEventLoop: Sendable {
             continuation.resume(throwing: MQTTError.library(rc, MosquittoLibrary.describe(rc)))
             return
         }
-        core.loopSubscribeWaiters[mid] = (topic, continuation)
+        core.loopSubscribeTokens += 1
+        let token = core.loopSubscribeTokens
+        core.loopSubscribeWaiters[mid] = (topic, token, continuation)
+        // A broker that keeps the connection but never answers must not hold the caller for ever.
+        // The timer runs on this thread, as every change of the waiters does.
+        schedule(after: timeout) { [mid] in
+            guard let waiter = core.loopSubscribeWaiters[mid], waiter.token == token else { return }
+            core.loopSubscribeWaiters[mid] = nil
+            waiter.continuation?.resume(throwing: MQTTError.timedOut)
+        }
         mosquitto_loop_write(core.mosq, 1)
         afterIO(core, state)
     }

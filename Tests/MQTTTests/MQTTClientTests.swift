@@ -406,6 +406,30 @@ struct MQTTClientTests {
         #expect(attempts >= 6, "\(attempts) attempts in 2 s")
     }
 
+    @Test("A subscription the broker never answers ends at its timeout, and a late answer changes nothing")
+    func anUnansweredSubscriptionTimesOut() async throws {
+        // A broker of the test's own: it accepts the connection and never answers the SUBSCRIBE.
+        let listener = try Network.listener()
+        defer { close(listener.fd) }
+        let client = try MQTTClient(
+            configuration: MQTTClientConfiguration(host: "127.0.0.1", port: listener.port, clientID: "deaf-broker"))
+        client.start()
+        let peer = try #require(TCPPeer.accept(listener.fd, from: "deaf-broker", timeout: .seconds(5)))
+        defer { close(peer) }
+        let connack: [UInt8] = [0x20, 0x02, 0x00, 0x00]
+        #expect(write(peer, connack, connack.count) == connack.count)
+        try await client.waitUntilConnected(timeout: .seconds(30))
+        let started = ContinuousClock.now
+        await #expect(throws: MQTTError.timedOut) { try await client.subscribe("a/b", timeout: .milliseconds(300)) }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        // The broker's answer at last, for the first message id: nobody waits for it, and the client goes on.
+        let suback: [UInt8] = [0x90, 0x03, 0x00, 0x01, 0x00]
+        #expect(write(peer, suback, suback.count) == suback.count)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(client.isConnected)
+        await client.shutdown()
+    }
+
     @Test("After a shutdown, another shutdown and a subscription answer at once instead of waiting for ever")
     func workAfterAShutdownIsAnswered() async throws {
         try await Fixture.with { fixture in
