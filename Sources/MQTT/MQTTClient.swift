@@ -139,8 +139,8 @@ public final class MQTTClient: Sendable {
     /// Subscribes to one more topic (at the configuration's ``MQTTClientConfiguration/subscriptionQoS``) on
     /// the current connection and waits for the broker's answer;
     /// throws ``MQTTError/subscriptionRefused(_:)`` when an ACL denies it, and ``MQTTError/timedOut``
-    /// when no answer comes within `timeout`. Not repeated on reconnect: put permanent subscriptions
-    /// in the configuration.
+    /// when no answer comes within `timeout` (the broker may still take the subscription after it). Not
+    /// repeated on reconnect: put permanent subscriptions in the configuration.
     public func subscribe(_ topic: String, timeout: Duration = .seconds(30)) async throws {
         let core = self.core
         let loop = self.loop

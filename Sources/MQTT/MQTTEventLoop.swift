@@ -470,8 +470,9 @@ public final class MQTTEventLoop: Sendable {
         core.loopSubscribeWaiters[mid] = (topic, token, continuation)
         // A broker that keeps the connection but never answers must not hold the caller for ever.
         // The timer runs on this thread, as every change of the waiters does.
-        schedule(after: timeout) { [mid] in
-            guard let waiter = core.loopSubscribeWaiters[mid], waiter.token == token else { return }
+        // Weakly: a client stopped meanwhile is not kept for the rest of the timeout.
+        schedule(after: timeout) { [weak core, mid] in
+            guard let core, let waiter = core.loopSubscribeWaiters[mid], waiter.token == token else { return }
             core.loopSubscribeWaiters[mid] = nil
             waiter.continuation?.resume(throwing: MQTTError.timedOut)
         }

@@ -101,6 +101,10 @@ import UnlockITCore
         try FileManager.default.removeItem(atPath: path)
         #expect(mkfifo(path, 0o600) == 0)
         #expect(throws: FlashFile.FlashError.unreadable(path)) { try FlashFile(path: path).load() }
+        // Nor a file far larger than any flash.
+        try FileManager.default.removeItem(atPath: path)
+        try Data(repeating: 0x20, count: 70_000).write(to: URL(fileURLWithPath: path))
+        #expect(throws: FlashFile.FlashError.unreadable(path)) { try FlashFile(path: path).load() }
     }
 
     @Test func aFileThatNeedNotBeDurableIsNeverSynced() throws {

@@ -101,13 +101,14 @@ import UnlockITCore
     /// came 1.8 s late to an unlock of 2 s, which no longer answered it. Tests of the timeout itself
     /// give their own.
     func gateway(
-        timeout: Duration = .seconds(10), metrics: ServerMetrics = ServerMetrics(), messagesPerLockPerMinute: Int = 600
+        timeout: Duration = .seconds(10), metrics: ServerMetrics = ServerMetrics(), messagesPerLockPerMinute: Int = 600,
+        accountGrace: Duration = .seconds(10)
     ) -> (LockGateway, FakeLink) {
         let link = FakeLink()
         link.failsafe()
         let gateway = LockGateway(
             link: link, timeout: timeout, metrics: metrics, logger: Logger(label: "test"), clock: .system,
-            messagesPerLockPerMinute: messagesPerLockPerMinute)
+            messagesPerLockPerMinute: messagesPerLockPerMinute, accountGrace: accountGrace)
         for id in [lock, other] {
             gateway.handle(MQTTMessage(topic: Topics.status(id), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
         }
@@ -137,10 +138,11 @@ import UnlockITCore
     @Test func whatALockSendsUnaskedCountsAgainstItsBudgetAndItsAnswersDoNot() async throws {
         let metrics = ServerMetrics()
         // Each lock's online status, sent as the gateway was made, took one of its three.
-        let (gateway, link) = gateway(metrics: metrics, messagesPerLockPerMinute: 3)
+        let (gateway, link) = gateway(metrics: metrics, messagesPerLockPerMinute: 3, accountGrace: .milliseconds(300))
         answer(gateway, from: lock, .state(.locked))
         answer(gateway, from: lock, .state(.locked))
         // The budget is spent, yet the answers the server asks for still count for nothing: unlocks go on.
+        var finished: RequestID?
         for round in 0..<3 {
             async let outcome = gateway.unlock(lock, key: key)
             guard case .challenge(let req) = try await link.waitForCommand(2 * round + 1) else { throw link.failure("expected a challenge") }
@@ -148,12 +150,14 @@ import UnlockITCore
             guard case .respond = try await link.waitForCommand(2 * round + 2) else { throw link.failure("expected a respond") }
             answer(gateway, from: lock, .result(req: req, granted: true, reason: nil))
             #expect(await outcome == .granted)
+            finished = req
         }
-        let before = String(decoding: metrics.exposition(), as: UTF8.self)
-        #expect(!before.contains("unlockit_mqtt_messages_over_budget_total 1"), "\(before)")
+        #expect(Self.overBudget(metrics) == 0)
 
-        // What it sends unasked is over the budget: relay states, answers to nothing, malformed events, statuses.
+        // What it sends unasked is over the budget: relay states, answers to nothing (a finished
+        // exchange's result again, a nonce of none), malformed events, statuses.
         answer(gateway, from: lock, .state(.unlocked))
+        answer(gateway, from: lock, .result(req: try #require(finished), granted: true, reason: nil))
         answer(gateway, from: lock, .nonce(req: RequestID.random(), nonce: .random()))
         gateway.handle(MQTTMessage(topic: Topics.event(lock), payload: Array("junk".utf8)))
         let online = MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded())
@@ -165,7 +169,7 @@ import UnlockITCore
         gateway.handle(MQTTMessage(topic: Topics.status(other), payload: LockStatus(online: true, activated: true, firmware: "1.0.0").encoded()))
         #expect(gateway.isOnline(other))
 
-        // Reported once for its four messages over the budget, with its account as it was then.
+        // Reported once for its five messages over the budget, with its account as it was then.
         let generation = gateway.accountGeneration(lock)
         let reported = Task { [floods = gateway.floods] in
             var reports: [LockGateway.FloodReport] = []
@@ -175,14 +179,26 @@ import UnlockITCore
         try await Task.sleep(for: .milliseconds(300))
         reported.cancel()
         #expect(await reported.value == [LockGateway.FloodReport(lock: lock, generation: generation)])
-        let text = String(decoding: metrics.exposition(), as: UTF8.self)
-        #expect(text.contains("unlockit_mqtt_messages_over_budget_total 4"), "\(text)")
+        #expect(Self.overBudget(metrics) == 5)
 
-        // An admin's new password: another account, whose budget is full.
+        // An admin's new password: another account. What the old one left queued arrives during the
+        // grace and is not counted; after it, the new account has its full budget of three.
         gateway.passwordRenewed(lock)
         #expect(gateway.accountGeneration(lock) == generation + 1)
+        for _ in 0..<10 { answer(gateway, from: lock, .state(.locked)) }
         gateway.handle(online)
         #expect(gateway.isOnline(lock))
+        #expect(Self.overBudget(metrics) == 5)
+        try await Task.sleep(for: .milliseconds(400))
+        for _ in 0..<4 { answer(gateway, from: lock, .state(.locked)) }
+        #expect(Self.overBudget(metrics) == 6)
+    }
+
+    /// `unlockit_mqtt_messages_over_budget_total`, 0 before the first.
+    static func overBudget(_ metrics: ServerMetrics) -> Int {
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix("unlockit_mqtt_messages_over_budget_total ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 
     @Test func aDuplicateNonceIsDroppedNotTakenForTheResult() async throws {

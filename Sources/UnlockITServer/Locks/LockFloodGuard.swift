@@ -60,6 +60,8 @@ struct LockFloodGuard: Service {
             return .failed
         }
         defer { turns.release(id) }
+        // The server is stopping (a turn does not wait on cancellation): leave the account as it is.
+        guard !Task.isCancelled else { return .failed }
         guard services.gateway.accountGeneration(id) == report.generation else { return .stale }
         do {
             guard let lock = try await services.store.lockOfAnyCompany(id), lock.state != .retired else {

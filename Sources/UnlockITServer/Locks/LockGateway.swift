@@ -74,7 +74,12 @@ public final class LockGateway: Sendable {
     private let messageBudget: RateLimiter<LockID>
     /// Raised for a lock whenever its broker account is another's from then on: an admin's new
     /// password, a registration, a retirement. A flood reported before is no longer this account's.
-    private let accountGenerations = Mutex<[LockID: UInt64]>([:])
+    private let accountGenerations = Mutex<[LockID: (generation: UInt64, graceUntil: ContinuousClock.Instant?)]>([:])
+    /// For this long after an admin gave a lock's account a new password, nothing it sends is
+    /// counted: what the old password's holder left queued at the broker or in the server's socket
+    /// arrives then, and must not spend the new account's budget (and have the password the admin
+    /// was just shown shut off).
+    private let accountGrace: Duration
     /// A lock whose account sent more than its budget, and which of its accounts it was
     /// (``accountGeneration(_:)``).
     public struct FloodReport: Sendable, Equatable {
@@ -101,10 +106,12 @@ public final class LockGateway: Sendable {
 
     public init(
         link: any CommandLink, timeout: Duration, metrics: ServerMetrics, logger: Logger, clock: ServerClock,
-        messagesPerLockPerMinute: Int = ServerConfiguration().lockMessagesPerMinute, isReady: @escaping @Sendable () -> Bool = { true }
+        messagesPerLockPerMinute: Int = ServerConfiguration().lockMessagesPerMinute, accountGrace: Duration = .seconds(5),
+        isReady: @escaping @Sendable () -> Bool = { true }
     ) {
         self.link = link
         messageBudget = RateLimiter(perMinute: messagesPerLockPerMinute)
+        self.accountGrace = accountGrace
         // Newest kept: one lock named a minute is all a flood can add, and the guard handles each at once.
         (floods, floodsContinuation) = AsyncStream.makeStream(of: FloodReport.self, bufferingPolicy: .bufferingNewest(10_000))
         self.clock = clock
@@ -136,15 +143,16 @@ public final class LockGateway: Sendable {
     /// password. Else the device given the new one could find its first status dropped.
     public func passwordRenewed(_ lock: LockID) {
         brokerDisconnected(lock)
-        newAccount(lock)
+        newAccount(lock, graceUntil: .now + accountGrace)
     }
 
     /// Which of the lock's broker accounts is the current one, counted from 0 (``FloodReport``).
-    public func accountGeneration(_ lock: LockID) -> UInt64 { accountGenerations.withLock { $0[lock] ?? 0 } }
+    public func accountGeneration(_ lock: LockID) -> UInt64 { accountGenerations.withLock { $0[lock]?.generation ?? 0 } }
 
-    /// The lock's account is another's from now on: a full budget, and floods reported before are stale.
-    private func newAccount(_ lock: LockID) {
-        accountGenerations.withLock { $0[lock, default: 0] &+= 1 }
+    /// The lock's account is another's from now on: a full budget (after `graceUntil`, if given), and
+    /// floods reported before are stale.
+    private func newAccount(_ lock: LockID, graceUntil: ContinuousClock.Instant? = nil) {
+        accountGenerations.withLock { $0[lock] = (($0[lock]?.generation ?? 0) &+ 1, graceUntil) }
         messageBudget.forget(lock)
     }
 
@@ -475,7 +483,9 @@ public final class LockGateway: Sendable {
     /// its budget is spent.
     @discardableResult
     private func admitUnasked(_ lock: LockID) -> Bool {
-        guard let refusal = messageBudget.take(lock, now: .now) else { return true }
+        let now = ContinuousClock.now
+        if let until = accountGenerations.withLock({ $0[lock]?.graceUntil }), now < until { return true }
+        guard let refusal = messageBudget.take(lock, now: now) else { return true }
         metrics.messageOverBudget()
         if refusal.isFirstInAMinute { floodsContinuation.yield(FloodReport(lock: lock, generation: accountGeneration(lock))) }
         return false

@@ -52,17 +52,18 @@ enum OwnerOnlyFile {
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= limit else { return nil }
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
-        var count = 0
-        while count <= limit {
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, limit + 1 - count) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(status.st_size))
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        // Until the end, which may come later than `fstat` said: a file growing past the limit is refused.
+        while bytes.count <= limit {
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if got < 0 && errno == EINTR { continue }
             guard got >= 0 else { return nil }
-            if got == 0 { break }
-            count += got
+            if got == 0 { return bytes }
+            bytes += chunk[..<got]
         }
-        guard count <= limit else { return nil }
-        return Array(bytes[..<count])
+        return nil
     }
 
     /// Flushes the folder holding `path`, so that a rename into it survives a power cut.
