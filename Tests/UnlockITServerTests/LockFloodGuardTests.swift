@@ -54,6 +54,22 @@ import UnlockITStore
         }
     }
 
+    @Test("A shut-off still waiting for the lock's turn when the server stops leaves the account alone")
+    func aShutOffLeftAtShutdownTouchesNothing() async throws {
+        let harness = try Harness()
+        let (accounts, broker) = AgreeableBroker.make()
+        let services = try harness.services(accounts: accounts)
+        try await harness.withDoor(over: services) { _, _, _, _, door in
+            #expect(await services.lockAccountTurns.acquire(door, deadline: .now + .seconds(5)))
+            let shutOff = Task { await LockFloodGuard(services: services).shutOff(Self.report(door, services)) }
+            try await Task.sleep(for: .milliseconds(300))
+            shutOff.cancel()
+            services.lockAccountTurns.release(door)
+            #expect(await shutOff.value == .failed)
+            #expect(broker.commands.isEmpty)
+        }
+    }
+
     @Test("A shut-off the broker did not make is tried again")
     func aFailedShutOffIsTriedAgain() async throws {
         let harness = try Harness()
