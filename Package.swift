@@ -3,7 +3,7 @@
 //
 // Dependencies point one way:
 //   UnlockITCore  ←  UnlockITStore, LockProtocol, MQTT  ←  UnlockITServer  ←  executables
-//   Posix (nothing)  ←  MQTT, UnlockITClient, SiteHarness
+//   Posix (nothing)  ←  MQTT, LockFirmware, UnlockITClient, SiteHarness
 // The C libraries (libcrypto, libmosquitto) are reached only through the two tiny
 // system-library shims, and only LockProtocol and MQTT import them. Posix reads the system's C
 // structs (stat, sockaddr_in) where NIO's C module, which declares them too, is never loaded.
@@ -87,7 +87,7 @@ let package = Package(
         ),
         .target(
             name: "LockFirmware",
-            dependencies: ["UnlockITCore", "LockProtocol", "MQTT", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["UnlockITCore", "LockProtocol", "MQTT", "Posix", .product(name: "Logging", package: "swift-log")],
             path: "firmware-sim/Sources/LockFirmware",
             swiftSettings: strict
         ),

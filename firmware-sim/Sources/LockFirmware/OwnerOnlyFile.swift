@@ -1,4 +1,5 @@
 import Glibc
+import Posix
 
 /// A file only its owner may read or write, replaced whole: written to a temporary file beside it
 /// (mode 0600 whatever the umask, or the mode a temporary left from an earlier attempt had) and
@@ -27,8 +28,7 @@ enum OwnerOnlyFile {
         // Non-blocking: opening a FIFO for writing waits for a reader, and then fstat refuses it.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return .notWritten }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+        guard FileStatus(descriptor: fd)?.kind == .regular else {
             close(fd)
             return .notWritten
         }
@@ -50,12 +50,10 @@ enum OwnerOnlyFile {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= limit else { return nil }
+        guard FileStatus(descriptor: fd)?.kind == .regular else { return nil }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(status.st_size))
         var chunk = [UInt8](repeating: 0, count: 4096)
-        // Until the end, which may come later than `fstat` said: a file growing past the limit is refused.
+        // Until the end: a file longer than the limit (or growing past it meanwhile) is refused.
         while bytes.count <= limit {
             let got = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if got < 0 && errno == EINTR { continue }
