@@ -42,7 +42,7 @@ let package = Package(
     targets: [
         // MARK: C shims
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev", "libssl-dev"])]),
 
         // MARK: Libraries
         .target(name: "UnlockITCore", swiftSettings: strict),

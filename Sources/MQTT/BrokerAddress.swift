@@ -1,21 +1,26 @@
-/// A broker address written as `mqtt://host:port` (the port defaults to 1883). An IPv6 address is
-/// written in brackets, as in a URL: `mqtt://[::1]:1883`.
+/// A broker address written as `mqtt://host:port` (plain TCP; the port defaults to 1883) or
+/// `mqtts://host:port` (TLS; 8883). An IPv6 address is written in brackets, as in a URL:
+/// `mqtt://[::1]:1883`.
 public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
     /// A name or a numeric address; an IPv6 address without its brackets.
     public var host: String
     public var port: Int
+    /// `mqtts://`: the connection is TLS, and the broker's certificate must name ``host``.
+    public var usesTLS: Bool
 
-    public init(host: String, port: Int) {
+    public init(host: String, port: Int, usesTLS: Bool = false) {
         self.host = host
         self.port = port
+        self.usesTLS = usesTLS
     }
 
-    /// Parses `mqtt://host[:port]`; `nil` for any other scheme, an empty host, a bad port, or an
-    /// IPv6 address without brackets (whose last group could not be told from a port).
+    /// Parses `mqtt://host[:port]` and `mqtts://host[:port]`; `nil` for any other scheme, an empty
+    /// host, a bad port, or an IPv6 address without brackets (whose last group could not be told
+    /// from a port).
     public init?(_ text: String) {
-        let prefix = "mqtt://"
-        guard text.hasPrefix(prefix) else { return nil }
-        var rest = Substring(text.dropFirst(prefix.count))
+        guard let scheme = ["mqtt://", "mqtts://"].first(where: { text.hasPrefix($0) }) else { return nil }
+        let usesTLS = scheme == "mqtts://"
+        var rest = Substring(text.dropFirst(scheme.count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         let host: Substring
         let portText: Substring?
@@ -36,7 +41,7 @@ public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
                 portText = nil
             }
         }
-        var port = 1883
+        var port = usesTLS ? 8883 : 1883
         if let portText {
             guard let parsed = Int(portText), (1...65535).contains(parsed) else { return nil }
             port = parsed
@@ -44,7 +49,15 @@ public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
         guard !host.isEmpty, !host.contains("/"), !host.contains("@"), !host.contains("[") else { return nil }
         self.host = String(host)
         self.port = port
+        self.usesTLS = usesTLS
     }
 
-    public var description: String { host.contains(":") ? "mqtt://[\(host)]:\(port)" : "mqtt://\(host):\(port)" }
+    /// How a client reaches this address over TLS, trusting `caFile` (the system's authorities
+    /// without one); `nil` for a plain `mqtt://` address.
+    public func tls(caFile: String?) -> MQTTTLS? { usesTLS ? MQTTTLS(caFile: caFile) : nil }
+
+    public var description: String {
+        let scheme = usesTLS ? "mqtts" : "mqtt"
+        return host.contains(":") ? "\(scheme)://[\(host)]:\(port)" : "\(scheme)://\(host):\(port)"
+    }
 }

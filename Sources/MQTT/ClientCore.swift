@@ -103,6 +103,14 @@ final class ClientCore: @unchecked Sendable {
         try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1))
         // Unlimited in-flight messages: the server has many locks' requests outstanding at once.
         try check(mosquitto_max_inflight_messages_set(mosq, 0))
+        if let tls = configuration.tls {
+            // The client's own context, checked by OpenSSL against the name it was given (see
+            // `TLSContext`); libmosquitto takes a reference of its own and frees it with the client.
+            let context = try TLSContext.make(tls, host: configuration.host)
+            defer { SSL_CTX_free(context) }
+            try check(mosquitto_void_option(mosq, MOSQ_OPT_SSL_CTX, UnsafeMutableRawPointer(context)))
+            try check(mosquitto_int_option(mosq, MOSQ_OPT_SSL_CTX_WITH_DEFAULTS, 0))
+        }
         if configuration.username != nil || configuration.password != nil {
             try check(mosquitto_username_pw_set(mosq, configuration.username, configuration.password))
         }
@@ -185,6 +193,20 @@ final class ClientCore: @unchecked Sendable {
             logger.debug("MQTT disconnected", metadata: ["client": "\(configuration.clientID)"])
             onEvent(.disconnected)
         }
+    }
+
+    /// Says why a TLS connection ended before the broker accepted it. libmosquitto closes the socket
+    /// of a failed handshake without calling back, but keeps the connection's OpenSSL object until
+    /// the next attempt: its verification result tells a refused certificate from the rest.
+    func noteFailedHandshake() {
+        guard let ssl = mosquitto_ssl_get(mosq) else { return }
+        let result = SSL_get_verify_result(OpaquePointer(ssl))
+        let reason =
+            result == X509_V_OK
+            ? "the TLS handshake with the broker failed"
+            : "the broker's certificate was refused: \(String(cString: X509_verify_cert_error_string(result)))"
+        lastFailure.withLock { $0 = reason }
+        logger.debug("MQTT TLS handshake failed", metadata: ["client": "\(configuration.clientID)", "error": "\(reason)"])
     }
 
     private func handleMessage(_ message: mosquitto_message) {

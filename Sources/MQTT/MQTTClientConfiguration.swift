@@ -25,11 +25,14 @@ public struct MQTTClientConfiguration: Sendable {
     /// further packet would cost a turn of the loop and an `epoll_wait`. A lock's socket rarely holds
     /// two packets, and the read that finds the socket empty is one system call more per turn.
     public var readsInBursts: Bool
+    /// TLS, and how the broker's certificate is checked; `nil` for plain TCP.
+    public var tls: MQTTTLS?
 
     public init(
         host: String, port: Int, clientID: String, username: String? = nil, password: String? = nil,
         keepAlive: Int32 = 10, cleanSession: Bool = true, will: MQTTMessage? = nil, subscriptions: [String] = [],
-        subscriptionQoS: QoS = .atLeastOnce, backoff: Backoff = Backoff(), readsInBursts: Bool = false
+        subscriptionQoS: QoS = .atLeastOnce, backoff: Backoff = Backoff(), readsInBursts: Bool = false,
+        tls: MQTTTLS? = nil
     ) {
         self.host = host
         self.port = port
@@ -43,6 +46,7 @@ public struct MQTTClientConfiguration: Sendable {
         self.subscriptionQoS = subscriptionQoS
         self.backoff = backoff
         self.readsInBursts = readsInBursts
+        self.tls = tls
     }
 }
 

@@ -10,6 +10,8 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     case timedOut
     /// libmosquitto returned an error code.
     case library(Int32, String)
+    /// The client's TLS settings cannot be used (an unreadable authorities file).
+    case tls(String)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         case .subscriptionRefused(let topic): "the broker refused the subscription to \(topic)"
         case .timedOut: "timed out waiting for the MQTT broker"
         case .library(let code, let text): "libmosquitto error \(code): \(text)"
+        case .tls(let text): "TLS: \(text)"
         }
     }
 }

@@ -200,6 +200,13 @@ public final class MQTTEventLoop: Sendable {
                     guard afterIO(core, state) else { continue }
                 }
                 if event.events & EPOLLOUT.rawValue != 0 {
+                    // libmosquitto goes on with a TLS handshake only from its read call: its write call
+                    // does nothing until the handshake is over, and a handshake waiting to write would
+                    // find the socket writable in every turn.
+                    if core.configuration.tls != nil, core.loopPhase == .connecting {
+                        read(core)
+                        guard afterIO(core, state) else { continue }
+                    }
                     mosquitto_loop_write(core.mosq, 1)
                     afterIO(core, state)
                 }
@@ -420,6 +427,7 @@ public final class MQTTEventLoop: Sendable {
     }
 
     private func connectionLost(_ core: ClientCore, _ state: State) {
+        if core.loopPhase == .connecting, core.configuration.tls != nil { core.noteFailedHandshake() }
         for (_, waiter) in core.loopSubscribeWaiters { waiter.continuation?.resume(throwing: MQTTError.notConnected) }
         core.loopSubscribeWaiters.removeAll()
         switch core.loopPhase {

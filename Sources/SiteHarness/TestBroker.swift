@@ -4,18 +4,23 @@ import Foundation
 /// (dynamic security, TCP_NODELAY), started and stopped by the test.
 public final class TestBroker: Sendable {
     public let port: Int
+    /// The TLS listener's port (on 127.0.0.1), when started with certificates.
+    public let tlsPort: Int?
     public let directory: String
     public let serverUsername = "unlockit-server"
     public let serverPassword: String
     private let process: LockedBox<ChildProcess?>
 
     public var url: String { "mqtt://127.0.0.1:\(port)" }
+    /// The TLS listener's address, when started with certificates.
+    public var tlsURL: String? { tlsPort.map { "mqtts://127.0.0.1:\($0)" } }
     /// The running mosquitto's process id.
     public var pid: pid_t? { process.get()?.pid }
     public var passwordFile: String { "\(directory)/server-mqtt-password" }
 
-    private init(port: Int, directory: String, serverPassword: String) {
+    private init(port: Int, tlsPort: Int?, directory: String, serverPassword: String) {
         self.port = port
+        self.tlsPort = tlsPort
         self.directory = directory
         self.serverPassword = serverPassword
         self.process = LockedBox(nil)
@@ -24,17 +29,27 @@ public final class TestBroker: Sendable {
     /// A port found free may be taken before mosquitto binds it: the kernel hands the same range out
     /// as the source ports of the suite's many outgoing connections. mosquitto then exits at once,
     /// and the broker is set up again on another port, up to three times.
-    public static func start(in parent: String) async throws -> TestBroker {
+    ///
+    /// With `certificates`, the broker has a TLS listener too, on 127.0.0.1, as
+    /// `broker-setup --tls-cert/--tls-key` sets it up.
+    public static func start(in parent: String, certificates: TestCertificates? = nil) async throws -> TestBroker {
         var exits: [String] = []
         for attempt in 1...3 {
             let port = try Network.freePort()
+            let tlsPort = try certificates.map { _ in try Network.freePort() }
             let directory = attempt == 1 ? "\(parent)/broker" : "\(parent)/broker-\(attempt)"
-            let setup = try ChildProcess(
-                try Binaries.path("unlockit-server"), ["broker-setup", "--dir", directory, "--port", "\(port)"], name: "broker-setup")
+            var arguments = ["broker-setup", "--dir", directory, "--port", "\(port)"]
+            if let certificates, let tlsPort {
+                arguments += [
+                    "--tls-cert", certificates.certificateFile, "--tls-key", certificates.keyFile, "--tls-port", "\(tlsPort)", "--tls-host",
+                    "127.0.0.1",
+                ]
+            }
+            let setup = try ChildProcess(try Binaries.path("unlockit-server"), arguments, name: "broker-setup")
             guard try await setup.waitForExit() == 0 else { throw HarnessError("broker-setup failed: \(setup.output)") }
             let password = try String(contentsOfFile: "\(directory)/server-mqtt-password", encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
-            let broker = TestBroker(port: port, directory: directory, serverPassword: password)
+            let broker = TestBroker(port: port, tlsPort: tlsPort, directory: directory, serverPassword: password)
             do {
                 try await broker.startProcess()
                 return broker
@@ -55,7 +70,7 @@ public final class TestBroker: Sendable {
         do {
             try await Network.waitUntil("mosquitto on port \(port)") {
                 guard mosquitto.isRunning else { throw MosquittoExited(output: []) }
-                return Network.isListening(port: port)
+                return Network.isListening(port: port) && (tlsPort.map { Network.isListening(port: $0) } ?? true)
             }
         } catch is MosquittoExited {
             // Its last lines (why it exited) once its output is all read.

@@ -5,11 +5,13 @@ import UnlockITServer
 struct BrokerSetupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "broker-setup",
-        abstract: "Write a mosquitto configuration for a local site: loopback listener, dynamic security, TCP_NODELAY.",
+        abstract: "Write a mosquitto configuration for a site: loopback listener, TLS listener for locks, dynamic security, TCP_NODELAY.",
         discussion: """
             Creates DIR/mosquitto.conf, DIR/dynamic-security.json and DIR/server-mqtt-password (mode 0600). \
             Start the broker with `mosquitto -c DIR/mosquitto.conf` and give the server \
-            UNLOCKIT_MQTT_PASSWORD_FILE=DIR/server-mqtt-password.
+            UNLOCKIT_MQTT_PASSWORD_FILE=DIR/server-mqtt-password. Locks on other machines reach the broker \
+            over TLS: give --tls-cert and --tls-key, and the locks mqtts://NAME:PORT with the authority \
+            that signed the certificate.
             """)
 
     static let rootWarning =
@@ -22,18 +24,36 @@ struct BrokerSetupCommand: ParsableCommand {
     @Option(help: "The TCP port the broker listens on.")
     var port: Int = 1883
 
-    @Option(help: "The address the broker listens on.")
+    @Option(help: "The address the broker listens on without TLS: loopback, unless --allow-plain-network.")
     var host: String = "127.0.0.1"
 
+    @Option(help: "A PEM certificate (with its chain) for a TLS listener, the one locks on other machines reach.")
+    var tlsCert: String?
+
+    @Option(help: "The PEM private key of --tls-cert; keep it readable by the broker's user only.")
+    var tlsKey: String?
+
+    @Option(help: "The TLS listener's port.")
+    var tlsPort: Int = 8883
+
+    @Option(help: "The address the TLS listener listens on.")
+    var tlsHost: String = "0.0.0.0"
+
+    @Flag(help: "Allow --host on a network address without TLS: broker passwords would cross it in the clear.")
+    var allowPlainNetwork = false
+
     func validate() throws {
-        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1–65535.") }
-        guard BrokerSetup.isValidHost(host) else {
-            throw ValidationError("--host must be a host name or an IP address (letters, digits, '.', '-', ':').")
+        guard (1...65535).contains(port), (1...65535).contains(tlsPort) else { throw ValidationError("--port and --tls-port must be 1–65535.") }
+        guard BrokerSetup.isValidHost(host), BrokerSetup.isValidHost(tlsHost) else {
+            throw ValidationError("--host and --tls-host must be a host name or an IP address (letters, digits, '.', '-', ':').")
         }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together.") }
     }
 
     func run() throws {
-        let setup = BrokerSetup(directory: dir, host: host, port: port)
+        var tls: BrokerSetup.TLSListener?
+        if let tlsCert, let tlsKey { tls = BrokerSetup.TLSListener(host: tlsHost, port: tlsPort, certificateFile: tlsCert, keyFile: tlsKey) }
+        let setup = BrokerSetup(directory: dir, host: host, port: port, tls: tls, allowsPlainNetwork: allowPlainNetwork)
         try setup.write()
         // mosquitto drops its privileges only for a `user` other than root, and the files are the
         // user's who ran this: a broker set up by root runs as root, listening to the network.
@@ -42,5 +62,6 @@ struct BrokerSetupCommand: ParsableCommand {
         }
         print("mosquitto configuration: \(setup.configPath)")
         print("server broker password file: \(setup.passwordPath)")
+        if let tls { print("TLS listener for locks: \(tls.host) port \(tls.port)") }
     }
 }

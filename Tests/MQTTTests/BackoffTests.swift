@@ -33,6 +33,18 @@ import Testing
         #expect(BrokerAddress("mqtt://h:") == nil)
     }
 
+    @Test("mqtts:// is TLS, on 8883 unless a port is given; mqtt:// is not")
+    func tlsBrokerAddresses() {
+        #expect(BrokerAddress("mqtts://broker.example.com") == BrokerAddress(host: "broker.example.com", port: 8883, usesTLS: true))
+        #expect(BrokerAddress("mqtts://[::1]:9883") == BrokerAddress(host: "::1", port: 9883, usesTLS: true))
+        #expect(BrokerAddress("mqtt://broker.example.com")?.usesTLS == false)
+        #expect(BrokerAddress("mqtts://") == nil)
+        #expect(BrokerAddress("mqttss://h") == nil)
+        #expect(BrokerAddress(host: "h", port: 8883, usesTLS: true).description == "mqtts://h:8883")
+        #expect(BrokerAddress("mqtts://h")?.tls(caFile: "/ca.pem") == MQTTTLS(caFile: "/ca.pem"))
+        #expect(BrokerAddress("mqtt://h")?.tls(caFile: "/ca.pem") == nil)
+    }
+
     @Test("An IPv6 broker address is written in brackets, as in a URL")
     func ipv6BrokerAddresses() {
         #expect(BrokerAddress("mqtt://[::1]:1884") == BrokerAddress(host: "::1", port: 1884))

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs what UnlockIT needs from Debian when it is missing: the mosquitto broker (with its
 # dynamic-security plugin and mosquitto_ctrl), libmosquitto's headers, OpenSSL's and SQLite's headers,
-# util-linux's setpriv (the processes the tests and the benchmark start end with them), and curl (the
-# local site's health check). Sourced by scripts/demo, scripts/test (which .ci/run runs),
+# util-linux's setpriv (the processes the tests and the benchmark start end with them), curl (the
+# local site's health check), and the openssl command (the tests make the TLS broker's certificates). Sourced by scripts/demo, scripts/test (which .ci/run runs),
 # scripts/bench and the fuzz scripts.
 set -euo pipefail
 
 # Extra Debian packages a script needs besides these are given as arguments.
 unlockit_prerequisites() {
-    local wanted=(mosquitto libmosquitto-dev libssl-dev libsqlite3-dev pkg-config curl ca-certificates "$@")
+    local wanted=(mosquitto libmosquitto-dev libssl-dev libsqlite3-dev pkg-config curl ca-certificates openssl "$@")
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,7 +1,11 @@
 import Foundation
 
-/// Writes a mosquitto configuration for a local UnlockIT site: one loopback listener, no anonymous
-/// access, TCP_NODELAY, and the dynamic-security plugin with one admin account for the server.
+/// Writes a mosquitto configuration for a local UnlockIT site: a loopback listener, and a TLS
+/// listener for locks on the network when given a certificate; no anonymous access, TCP_NODELAY,
+/// and the dynamic-security plugin with one admin account for the server.
+///
+/// A listener without TLS is refused on any address but loopback unless asked for
+/// (``allowsPlainNetwork``): broker passwords would cross that network in the clear.
 ///
 /// The server's broker password is random and written to a file only its owner can read; it reaches
 /// `mosquitto_ctrl` on stdin, never on a command line.
@@ -10,15 +14,50 @@ public struct BrokerSetup: Sendable {
     public var host: String
     public var port: Int
     public var serverUsername: String
+    /// A second listener, with TLS: the one locks on other machines reach.
+    public var tls: TLSListener?
+    /// A listener without TLS on an address other than loopback, asked for knowingly.
+    public var allowsPlainNetwork: Bool
     /// `mosquitto_ctrl`, when not the one on PATH (tests).
     var mosquittoCtrl: String?
 
-    public init(directory: String, host: String = "127.0.0.1", port: Int, serverUsername: String = "unlockit-server") {
-        // mosquitto resolves relative paths against its own working directory: keep them absolute.
-        self.directory = URL(fileURLWithPath: directory).standardizedFileURL.path
+    /// A listener that speaks TLS only (1.2 or later), with a certificate and its key in PEM files,
+    /// which mosquitto reads as it starts.
+    public struct TLSListener: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        public var certificateFile: String
+        public var keyFile: String
+
+        public init(host: String, port: Int, certificateFile: String, keyFile: String) {
+            self.host = host
+            self.port = port
+            self.certificateFile = BrokerSetup.absolute(certificateFile)
+            self.keyFile = BrokerSetup.absolute(keyFile)
+        }
+    }
+
+    public init(
+        directory: String, host: String = "127.0.0.1", port: Int, serverUsername: String = "unlockit-server", tls: TLSListener? = nil,
+        allowsPlainNetwork: Bool = false
+    ) {
+        self.directory = Self.absolute(directory)
         self.host = host
         self.port = port
         self.serverUsername = serverUsername
+        self.tls = tls
+        self.allowsPlainNetwork = allowsPlainNetwork
+    }
+
+    /// mosquitto resolves relative paths against its own working directory: they are kept absolute.
+    static func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+
+    /// Whether a listener on `host` is reached from this machine only: an address in 127.0.0.0/8,
+    /// `::1`, or `localhost`.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "::1" || host.lowercased() == "localhost" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part).map { String($0) == part } ?? false }
     }
 
     /// A host name or an IPv4 or IPv6 address as mosquitto's `listener` takes it: 1–253 letters,
@@ -80,6 +119,13 @@ public struct BrokerSetup: Sendable {
         guard !directory.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw SetupError.invalid("the broker's folder must not contain control characters: \(directory.debugDescription)")
         }
+        guard allowsPlainNetwork || Self.isLoopback(host) else {
+            throw SetupError.invalid(
+                "a listener without TLS on \(host) would carry the locks' broker passwords across the network in the clear: "
+                    + "keep it on loopback and give the locks a TLS listener (a certificate and its key), "
+                    + "or allow a plain listener on the network knowingly")
+        }
+        if let tls { try check(tls) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard let plugin = Self.pluginCandidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             throw SetupError.missing("mosquitto's dynamic-security plugin")
@@ -115,7 +161,7 @@ public struct BrokerSetup: Sendable {
             user \(Self.currentUser)
             per_listener_settings false
             listener \(port) \(host)
-            allow_anonymous false
+            \(tlsListenerLines)allow_anonymous false
             # Without TCP_NODELAY every QoS 1 round trip waits on Nagle and delayed ACK.
             set_tcp_nodelay true
             plugin \(plugin)
@@ -135,6 +181,36 @@ public struct BrokerSetup: Sendable {
             """
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         return password
+    }
+
+    /// The TLS listener's lines in the configuration, or none.
+    private var tlsListenerLines: String {
+        guard let tls else { return "" }
+        return """
+            listener \(tls.port) \(tls.host)
+            certfile \(tls.certificateFile)
+            keyfile \(tls.keyFile)
+            tls_version tlsv1.2
+
+            """
+    }
+
+    /// A TLS listener whose lines would stand in the configuration as given, and whose files
+    /// mosquitto can read now (it refuses to start otherwise, saying so only in its own log).
+    private func check(_ tls: TLSListener) throws {
+        guard Self.isValidHost(tls.host) else {
+            throw SetupError.invalid("the TLS listener's address must be a host name or an IP address, not \(tls.host.debugDescription)")
+        }
+        guard tls.port != port else { throw SetupError.invalid("the TLS listener needs a port of its own, not \(port) again") }
+        for file in [tls.certificateFile, tls.keyFile] {
+            guard !file.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " }) else {
+                throw SetupError.invalid("the TLS files' paths must not contain spaces or control characters: \(file.debugDescription)")
+            }
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file, isDirectory: &isFolder), !isFolder.boolValue,
+                FileManager.default.isReadableFile(atPath: file)
+            else { throw SetupError.invalid("\(file) is not a readable file") }
+        }
     }
 
     private func initialiseDynamicSecurity(password: String) throws {

@@ -1,0 +1,58 @@
+import CMosquitto
+import Glibc
+
+/// The OpenSSL context a TLS client hands libmosquitto (`MOSQ_OPT_SSL_CTX`, without libmosquitto's
+/// defaults).
+///
+/// libmosquitto's own certificate check compares the certificate with the address it was given to
+/// connect to, which for this client's event loop is always numeric (see ``HostResolver``): a
+/// certificate for `broker.example.com` would be refused, and one for the IP address accepted for
+/// any name. Here OpenSSL checks the name itself, as the context's verification parameter.
+enum TLSContext {
+    /// A new context (one reference, the caller's) that trusts `tls.caFile`, or the system's
+    /// authorities, and accepts only a certificate naming `tls.serverName ?? host`.
+    static func make(_ tls: MQTTTLS, host: String) throws(MQTTError) -> OpaquePointer {
+        MosquittoLibrary.ensureInitialised()
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw failure("cannot create a TLS context") }
+        do throws(MQTTError) {
+            guard unlockit_ssl_ctx_require_tls12(context) == 1 else { throw failure("cannot require TLS 1.2") }
+            if let caFile = tls.caFile {
+                guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
+                    throw failure("cannot load the certificate authorities in \(caFile)")
+                }
+            } else {
+                guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                    throw failure("cannot load the system's certificate authorities")
+                }
+            }
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            let name = tls.serverName ?? host
+            guard !name.isEmpty, let parameters = SSL_CTX_get0_param(context) else {
+                throw failure("no name to check the broker's certificate against")
+            }
+            // A numeric address is matched against the certificate's IP addresses, a name against its
+            // DNS names, never a wildcard standing for part of a label.
+            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            let named =
+                HostResolver.isNumeric(name)
+                ? X509_VERIFY_PARAM_set1_ip_asc(parameters, name) : X509_VERIFY_PARAM_set1_host(parameters, name, 0)
+            guard named == 1 else { throw failure("\(name) cannot be checked against a certificate") }
+            return context
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+    }
+
+    /// `what`, and the reason OpenSSL gave for it when it gave one.
+    private static func failure(_ what: String) -> MQTTError {
+        let code = ERR_get_error()
+        ERR_clear_error()
+        guard code != 0 else { return .tls(what) }
+        var buffer = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(code, &buffer, buffer.count)
+        let reason = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return .tls("\(what): \(reason)")
+    }
+}

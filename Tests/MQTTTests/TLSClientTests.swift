@@ -1,0 +1,104 @@
+import Foundation
+import SiteHarness
+import Testing
+
+@testable import MQTT
+
+/// The client over TLS, against a real mosquitto with a TLS listener (`broker-setup --tls-cert`).
+@Suite(.serialized, .timeLimit(.minutes(10)))
+struct TLSClientTests {
+    struct Fixture {
+        let directory: TemporaryDirectory
+        let broker: TestBroker
+        let certificates: TestCertificates
+
+        /// A client of the TLS listener, at its numeric address, checking the broker as `tls` says.
+        func client(_ id: String, tls: MQTTTLS, subscriptions: [String] = []) throws -> MQTTClient {
+            try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: broker.tlsPort!, clientID: id, username: "tester", password: "tester password",
+                    subscriptions: subscriptions, backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(200)), tls: tls))
+        }
+
+        static func with(_ body: (Fixture) async throws -> Void) async throws {
+            let directory = try TemporaryDirectory("unlockit-mqtt-tls")
+            // The broker's certificate names localhost and 127.0.0.1, signed by an authority of the test's own.
+            let certificates = try await TestCertificates.make(in: directory.path + "/pki")
+            let broker = try await TestBroker.start(in: directory.path, certificates: certificates)
+            let fixture = Fixture(directory: directory, broker: broker, certificates: certificates)
+            do {
+                try await broker.addSuperuser(username: "tester", password: "tester password")
+                try await body(fixture)
+            } catch {
+                await broker.stop()
+                directory.remove()
+                throw error
+            }
+            await broker.stop()
+            directory.remove()
+        }
+    }
+
+    @Test("Over TLS a client reaches a broker whose certificate names the name it was given, though it connects to the numeric address")
+    func namedBroker() async throws {
+        try await Fixture.with { fixture in
+            let ca = fixture.certificates.authorityFile
+            // Checked against the name given, and against the address when no name is.
+            let receiver = try fixture.client("tls-receiver", tls: MQTTTLS(caFile: ca, serverName: "localhost"), subscriptions: ["test/#"])
+            let sender = try fixture.client("tls-sender", tls: MQTTTLS(caFile: ca))
+            receiver.start()
+            sender.start()
+            try await receiver.waitUntilConnected(timeout: .seconds(30))
+            try await sender.waitUntilConnected(timeout: .seconds(30))
+            try await Task.sleep(for: .milliseconds(200))  // the subscription's SUBACK
+            for index in 0..<20 { try sender.publish(topic: "test/\(index)", payload: Array("message \(index)".utf8)) }
+            var received: [String] = []
+            for await message in receiver.messages {
+                received.append(String(decoding: message.payload, as: UTF8.self))
+                if received.count == 20 { break }
+            }
+            #expect(received == (0..<20).map { "message \($0)" })
+            await sender.shutdown()
+            await receiver.shutdown()
+        }
+    }
+
+    @Test("A broker whose certificate names another host, or comes from an authority not trusted, is never reached, and the client says why")
+    func refusedBroker() async throws {
+        try await Fixture.with { fixture in
+            let stranger = try await TestCertificates.make(in: fixture.directory.path + "/other-pki")
+            // The certificate carries 127.0.0.1, the address connected to, but not the name asked for.
+            let misnamed = try fixture.client(
+                "tls-misnamed", tls: MQTTTLS(caFile: fixture.certificates.authorityFile, serverName: "broker.example.com"))
+            let untrusted = try fixture.client("tls-untrusted", tls: MQTTTLS(caFile: stranger.authorityFile, serverName: "localhost"))
+            // Plain MQTT on the TLS listener gets nowhere either.
+            let plain = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: fixture.broker.tlsPort!, clientID: "tls-plain", username: "tester", password: "tester password",
+                    backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(200))))
+            for client in [misnamed, untrusted, plain] { client.start() }
+            try await Task.sleep(for: .seconds(2))
+            #expect(!misnamed.isConnected)
+            #expect(!untrusted.isConnected)
+            #expect(!plain.isConnected)
+            #expect(
+                misnamed.lastFailure?.contains("the broker's certificate was refused: hostname mismatch") == true, "\(misnamed.lastFailure ?? "none")"
+            )
+            #expect(untrusted.lastFailure?.contains("the broker's certificate was refused") == true, "\(untrusted.lastFailure ?? "none")")
+            // The trusted, rightly named client still gets in.
+            let good = try fixture.client("tls-good", tls: MQTTTLS(caFile: fixture.certificates.authorityFile, serverName: "localhost"))
+            good.start()
+            try await good.waitUntilConnected(timeout: .seconds(30))
+            for client in [misnamed, untrusted, plain, good] { await client.shutdown() }
+        }
+    }
+
+    @Test("A client refuses at once an authorities file it cannot read, rather than retry for ever")
+    func unreadableAuthorities() throws {
+        #expect(throws: MQTTError.self) {
+            try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: 8883, clientID: "tls-no-ca", tls: MQTTTLS(caFile: "/nonexistent/ca.pem")))
+        }
+    }
+}
