@@ -30,6 +30,8 @@ final class ClientCore: @unchecked Sendable {
     let dirtyQueued = Atomic<Bool>(false)
     /// Why the last connection attempt failed or the last connection ended; `nil` once connected.
     let lastFailure = Mutex<String?>(nil)
+    /// The client's own TLS context (one reference), set while it is configured; `nil` for plain TCP.
+    private(set) var tlsContext: OpaquePointer?
     /// Who waits for a connection, and, once the client has stopped, the error every later wait gets.
     private let waiters = Mutex<(waiting: [Int: CheckedContinuation<Void, any Error>], closed: MQTTError?)>(([:], nil))
 
@@ -90,6 +92,7 @@ final class ClientCore: @unchecked Sendable {
     deinit {
         // Reached only after the loop let go of this client, so nothing drives `mosq` any more.
         mosquitto_destroy(mosq)
+        if let tlsContext { SSL_CTX_free(tlsContext) }
     }
 
     private func configure() throws(MQTTError) {
@@ -105,9 +108,10 @@ final class ClientCore: @unchecked Sendable {
         try check(mosquitto_max_inflight_messages_set(mosq, 0))
         if let tls = configuration.tls {
             // The client's own context, checked by OpenSSL against the name it was given (see
-            // `TLSContext`); libmosquitto takes a reference of its own and frees it with the client.
+            // `TLSContext`); libmosquitto takes a reference of its own and frees it with the client. This
+            // one is kept to read what the context noted, and freed in `deinit`.
             let context = try TLSContext.make(tls, host: configuration.host)
-            defer { SSL_CTX_free(context) }
+            tlsContext = context
             try check(mosquitto_void_option(mosq, MOSQ_OPT_SSL_CTX, UnsafeMutableRawPointer(context)))
             try check(mosquitto_int_option(mosq, MOSQ_OPT_SSL_CTX_WITH_DEFAULTS, 0))
         }
@@ -195,16 +199,14 @@ final class ClientCore: @unchecked Sendable {
         }
     }
 
-    /// Says why a TLS connection ended before the broker accepted it. libmosquitto closes the socket
-    /// of a failed handshake without calling back, but keeps the connection's OpenSSL object until
-    /// the next attempt: its verification result tells a refused certificate from the rest.
+    /// Says why a TLS connection ended, or an attempt failed, before the broker accepted it: a
+    /// refused certificate, as the client's context noted it (see `TLSContext`), or a handshake that
+    /// failed otherwise. libmosquitto also fails an attempt at once, inside its connect call, after
+    /// the broker's certificate was refused in an earlier one, and says only "A TLS error occurred".
     func noteFailedHandshake() {
-        guard let ssl = mosquitto_ssl_get(mosq) else { return }
-        let result = SSL_get_verify_result(OpaquePointer(ssl))
+        guard let tlsContext else { return }
         let reason =
-            result == X509_V_OK
-            ? "the TLS handshake with the broker failed"
-            : "the broker's certificate was refused: \(String(cString: X509_verify_cert_error_string(result)))"
+            TLSContext.refusal(tlsContext).map { "the broker's certificate was refused: \($0)" } ?? "the TLS handshake with the broker failed"
         lastFailure.withLock { $0 = reason }
         logger.debug("MQTT TLS handshake failed", metadata: ["client": "\(configuration.clientID)", "error": "\(reason)"])
     }

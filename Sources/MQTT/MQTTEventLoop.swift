@@ -411,6 +411,7 @@ public final class MQTTEventLoop: Sendable {
         guard rc == MOSQ_ERR_SUCCESS.rawValue, socket >= 0 else {
             if socket >= 0 { mosquitto_disconnect(core.mosq) }
             failed(core, reason: MosquittoLibrary.describe(rc, errno: error), state)
+            if rc == MOSQ_ERR_TLS.rawValue { core.noteFailedHandshake() }
             return
         }
         core.loopPhase = .connecting

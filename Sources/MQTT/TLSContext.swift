@@ -26,7 +26,7 @@ enum TLSContext {
                     throw failure("cannot load the system's certificate authorities")
                 }
             }
-            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, noteRefusal)
             let name = tls.serverName ?? host
             guard !name.isEmpty, let parameters = SSL_CTX_get0_param(context) else {
                 throw failure("no name to check the broker's certificate against")
@@ -43,6 +43,34 @@ enum TLSContext {
             SSL_CTX_free(context)
             throw error
         }
+    }
+
+    /// Why the last certificate check of a connection made with `context` refused the broker; `nil`
+    /// if the last check accepted its certificate, or none has run. Called on the client's
+    /// event-loop thread, the one the checks run on.
+    static func refusal(_ context: OpaquePointer) -> String? {
+        guard let stored = SSL_CTX_get_ex_data(context, refusalIndex) else { return nil }
+        return String(cString: X509_verify_cert_error_string(Int(bitPattern: stored)))
+    }
+
+    /// Where a context keeps the error of the last certificate it refused, as a pointer's bits: the
+    /// client reads it once the connection is gone. libmosquitto frees the connection's OpenSSL
+    /// object, which also holds it, before it says the connection ended, on some of its paths.
+    private static let refusalIndex = CRYPTO_get_ex_new_index(CRYPTO_EX_INDEX_SSL_CTX, 0, nil, nil, nil, nil)
+
+    /// OpenSSL's verification, unchanged, except that its verdict is noted in the connection's
+    /// context: a refusal, or, once the broker's own certificate passed, none.
+    private static let noteRefusal: @convention(c) (Int32, OpaquePointer?) -> Int32 = { accepted, store in
+        guard let store, let ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
+            let context = SSL_get_SSL_CTX(OpaquePointer(ssl))
+        else { return accepted }
+        if accepted == 0 {
+            let error = Int(X509_STORE_CTX_get_error(store))
+            SSL_CTX_set_ex_data(context, refusalIndex, UnsafeMutableRawPointer(bitPattern: error))
+        } else if X509_STORE_CTX_get_error_depth(store) == 0 {
+            SSL_CTX_set_ex_data(context, refusalIndex, nil)
+        }
+        return accepted
     }
 
     /// `what`, and the reason OpenSSL gave for it when it gave one.
