@@ -93,6 +93,22 @@ struct TLSClientTests {
         }
     }
 
+    @Test("A TLS handshake whose first write waits for the connection to be made goes on once it is (a broker across a network)")
+    func handshakeAfterASlowConnect() async throws {
+        try await Fixture.with { fixture in
+            let relay = try SlowConnectRelay(to: fixture.broker.tlsPort!)
+            let client = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: relay.port, clientID: "tls-slow", username: "tester", password: "tester password",
+                    backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(200)),
+                    tls: MQTTTLS(caFile: fixture.certificates.authorityFile, serverName: "localhost")))
+            client.start()
+            try await client.waitUntilConnected(timeout: .seconds(20))
+            await client.shutdown()
+            withExtendedLifetime(relay) {}
+        }
+    }
+
     @Test("A client refuses at once an authorities file it cannot read, rather than retry for ever")
     func unreadableAuthorities() throws {
         #expect(throws: MQTTError.self) {

@@ -1,0 +1,51 @@
+import Foundation
+import Glibc
+import SiteHarness
+
+/// A loopback listener whose connections take about a second to be established, relayed to
+/// `target` once they are: what a broker across a network looks like to a client's non-blocking
+/// connect, which returns before the connection is made. On loopback the connection is made
+/// within the connect call, so a client's first write always goes through.
+///
+/// The listener's queue (backlog 0) is kept full by a connection of the relay's own, so the
+/// kernel drops the client's SYN; the queue is emptied after `hold`, and the client's SYN, sent
+/// again a second later, gets through.
+final class SlowConnectRelay: Sendable {
+    let port: Int
+    private let listener: Int32
+
+    init(to target: Int, hold: Duration = .milliseconds(300)) throws {
+        (listener, port) = try Network.listener(backlog: 0)
+        guard let filler = Network.connect(port: port) else { throw HarnessError("the relay's own connection failed") }
+        let listener = self.listener
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18)
+            // Empties the queue: the dummy connection is taken and closed.
+            if let taken = TCPPeer.accept(listener, timeout: .seconds(1)) { close(taken) }
+            close(filler)
+            while let client = TCPPeer.accept(listener, timeout: .seconds(30)) {
+                guard let broker = Network.connect(port: target) else {
+                    close(client)
+                    continue
+                }
+                Thread.detachNewThread { Self.relay(client, broker) }
+            }
+        }
+    }
+
+    deinit { close(listener) }
+
+    /// Copies bytes both ways until either side closes, then closes both.
+    private static func relay(_ first: Int32, _ second: Int32) {
+        var fds = [pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)]
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        loop: while poll(&fds, 2, 60_000) > 0 {
+            for (from, to) in [(0, 1), (1, 0)] where fds[from].revents != 0 {
+                let count = read(fds[from].fd, &buffer, buffer.count)
+                guard count > 0, write(fds[to].fd, buffer, count) == count else { break loop }
+            }
+        }
+        close(first)
+        close(second)
+    }
+}
