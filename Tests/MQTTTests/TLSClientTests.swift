@@ -103,8 +103,8 @@ struct TLSClientTests {
                     backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(200)),
                     tls: MQTTTLS(caFile: fixture.certificates.authorityFile, serverName: "localhost")))
             client.start()
-            // About a second for the SYN sent again. Without going on, the attempt would wait out its
-            // 10 s deadline, writable and spinning, and the next, to a relay now quick, would connect.
+            // About a second for the SYN sent again. Without going on, the attempt would wait out the
+            // keep-alive (10 s here), writable and spinning, and only the next, to a relay now quick, would connect.
             try await client.waitUntilConnected(timeout: .seconds(6))
             await client.shutdown()
             withExtendedLifetime(relay) {}
