@@ -72,6 +72,51 @@ import Testing
         #expect(listeners == ["listener 1883 ::1"])
     }
 
+    @Test("broker-setup refuses a plain listener off loopback unless allowed knowingly")
+    func plainListenerStaysOnLoopback() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        for host in ["0.0.0.0", "192.168.1.10", "broker.example.com", "::", "127.0.0.1.example.com", "127.0.0.256"] {
+            #expect(!BrokerSetup.isLoopback(host), "\(host)")
+            let setup = BrokerSetup(directory: folder.path + "/broker", host: host, port: 1883)
+            #expect(throws: BrokerSetup.SetupError.self, "\(host)") { try setup.write() }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        for host in ["127.0.0.1", "127.1.2.3", "::1", "localhost"] { #expect(BrokerSetup.isLoopback(host), "\(host)") }
+
+        let plain = BrokerSetup(directory: folder.path + "/broker", host: "0.0.0.0", port: 1883, allowsPlainNetwork: true)
+        try plain.write()
+        let listeners = try String(contentsOfFile: plain.configPath, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("listener") }
+        #expect(listeners == ["listener 1883 0.0.0.0"])
+    }
+
+    @Test("broker-setup's TLS listener gets lines of its own, with its files' absolute paths, which must be readable")
+    func tlsListenerLines() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let listener = BrokerSetup.TLSListener(
+            host: "0.0.0.0", port: 8883, certificateFile: folder.path + "/pki/../broker.pem", keyFile: folder.path + "/broker.key")
+        #expect(listener.certificateFile == folder.path + "/broker.pem")
+        let setup = BrokerSetup(directory: folder.path + "/broker", port: 1883, tls: listener)
+        // Neither file is there yet: mosquitto would not start.
+        #expect(throws: BrokerSetup.SetupError.self) { try setup.write() }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/broker"))
+        try "certificate".write(toFile: listener.certificateFile, atomically: true, encoding: .utf8)
+        #expect(throws: BrokerSetup.SetupError.self) { try setup.write() }
+        try "key".write(toFile: listener.keyFile, atomically: true, encoding: .utf8)
+        var samePort = setup
+        samePort.tls?.port = 1883
+        #expect(throws: BrokerSetup.SetupError.self) { try samePort.write() }
+
+        try setup.write()
+        let lines = try String(contentsOfFile: setup.configPath, encoding: .utf8).split(separator: "\n")
+        let start = try #require(lines.firstIndex(of: "listener 8883 0.0.0.0"))
+        #expect(lines.filter { $0.hasPrefix("listener") } == ["listener 1883 127.0.0.1", "listener 8883 0.0.0.0"])
+        #expect(
+            Array(lines[start...].prefix(4))
+                == ["listener 8883 0.0.0.0", "certfile \(folder.path)/broker.pem", "keyfile \(folder.path)/broker.key", "tls_version tlsv1.2"])
+    }
+
     @Test("broker-setup run as root warns that mosquitto would keep root's privileges, and only then")
     func settingUpAsRootWarns() async throws {
         let folder = try TemporaryDirectory()
