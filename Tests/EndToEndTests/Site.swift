@@ -10,31 +10,42 @@ struct Site {
     let server: TestServer
     let admin: String
     let roomID: String
-    /// How the server and the site's locks name the broker.
+    /// How the site's locks name the broker: the server too, unless the site's locks use TLS.
     let brokerURL: String
+    /// The authority and certificates of a site whose locks reach the broker over TLS.
+    let certificates: TestCertificates?
 
     var api: APIClient { server.api }
 
     /// - Parameter brokerHost: how the server and the locks name the broker's host.
-    static func start(serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1") async throws -> Site {
+    /// - Parameter tls: the broker has a TLS listener too, which the locks are told of and use
+    ///   (``brokerURL``), while the server stays on the loopback one without TLS.
+    static func start(
+        serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1", tls: Bool = false
+    ) async throws -> Site {
         let directory = try TemporaryDirectory("unlockit-e2e")
-        let broker = try await TestBroker.start(in: directory.path)
-        let brokerURL = "mqtt://\(brokerHost):\(broker.port)"
+        let certificates = tls ? try await TestCertificates.make(in: directory.path + "/pki") : nil
+        let broker = try await TestBroker.start(in: directory.path, certificates: certificates)
+        let serverURL = "mqtt://\(brokerHost):\(broker.port)"
+        let brokerURL = tls ? "mqtts://\(brokerHost):\(broker.tlsPort!)" : serverURL
         var environment = serverEnvironment
-        environment["UNLOCKIT_MQTT_URL"] = brokerURL
+        environment["UNLOCKIT_MQTT_URL"] = serverURL
+        if tls { environment["UNLOCKIT_LOCK_BROKER_URL"] = brokerURL }
         let server = try await TestServer.start(broker: broker, directory: directory.path, extra: environment)
         let admin = try await server.adminSession(company: "Site", email: "operator@site.test")
         let room = try await server.api.post("/api/v1/rooms", token: admin, ["name": "Lab", "type": "office", "requiredLevel": requiredLevel])
         guard room.status == 201, let roomID = room.string("id") else { throw HarnessError("room: \(room)") }
-        return Site(directory: directory, broker: broker, server: server, admin: admin, roomID: roomID, brokerURL: brokerURL)
+        return Site(
+            directory: directory, broker: broker, server: server, admin: admin, roomID: roomID, brokerURL: brokerURL, certificates: certificates)
     }
 
     /// Runs `body` with a fresh site and always stops the site's processes afterwards, so that no
     /// broker or server outlives its test.
     static func with(
-        serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1", _ body: (Site) async throws -> Void
+        serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1", tls: Bool = false,
+        _ body: (Site) async throws -> Void
     ) async throws {
-        let site = try await start(serverEnvironment: serverEnvironment, requiredLevel: requiredLevel, brokerHost: brokerHost)
+        let site = try await start(serverEnvironment: serverEnvironment, requiredLevel: requiredLevel, brokerHost: brokerHost, tls: tls)
         do {
             try await body(site)
         } catch {

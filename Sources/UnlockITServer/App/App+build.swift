@@ -51,7 +51,8 @@ public enum UnlockITApp {
         let configuration = parts.configuration
         let address = try configuration.brokerAddress()
         let link = try BrokerLink(
-            address: address, username: configuration.mqttUsername, password: try configuration.resolvedMQTTPassword(), store: parts.store,
+            address: address, tls: try configuration.brokerTLS(), username: configuration.mqttUsername,
+            password: try configuration.resolvedMQTTPassword(), store: parts.store,
             unlockTimeout: .milliseconds(Int64(configuration.unlockTimeout * 1000)), metrics: parts.metrics, logger: parts.logger,
             clock: parts.clock, lockMessagesPerMinute: configuration.lockMessagesPerMinute)
         let services = AppServices(
@@ -71,7 +72,7 @@ public enum UnlockITApp {
             trustedProxies: Set(configuration.trustedProxies.compactMap(ClientAddress.canonical)),
             oidc: OIDCVerifier(issuers: configuration.oidcIssuers, clock: parts.clock, logger: parts.logger),
             tokenLifetime: configuration.tokenLifetime, gateway: link.gateway, accounts: link.accounts,
-            sealer: KeySealer(masterKey: parts.masterKey), metrics: parts.metrics, logger: parts.logger, brokerURL: configuration.mqttURL)
+            sealer: KeySealer(masterKey: parts.masterKey), metrics: parts.metrics, logger: parts.logger, brokerURL: configuration.lockBrokerAddress)
         // Each listener counts its own connections, per client and in all: a scraper's never take a
         // place of the API's.
         func limits(_ listener: Listener) -> HTTPConnectionLimits {

@@ -20,7 +20,8 @@ public final class BrokerLink: Service, Sendable {
     private let logger: Logger
 
     public init(
-        address: BrokerAddress, username: String, password: String, store: any Store, unlockTimeout: Duration, metrics: ServerMetrics,
+        address: BrokerAddress, tls: MQTTTLS? = nil, username: String, password: String, store: any Store, unlockTimeout: Duration,
+        metrics: ServerMetrics,
         logger: Logger, clock: ServerClock, lockMessagesPerMinute: Int = ServerConfiguration().lockMessagesPerMinute
     ) throws {
         let configuration = MQTTClientConfiguration(
@@ -33,7 +34,7 @@ public final class BrokerLink: Service, Sendable {
             // after a reconnect, and cost an acknowledgement for every message a lock sends.
             subscriptionQoS: .atMostOnce,
             // Under load the locks' answers arrive faster than one per turn of the MQTT loop.
-            readsInBursts: true)
+            readsInBursts: true, tls: tls)
         let router = Router()
         let readyFlag = self.readyFlag
         let stopping = self.stopping

@@ -19,7 +19,7 @@ public enum OperatorBroker {
             configuration: MQTTClientConfiguration(
                 host: address.host, port: address.port, clientID: "unlockit-operator-\(UUID().uuidString.prefix(8).lowercased())",
                 username: configuration.mqttUsername, password: try configuration.resolvedMQTTPassword(), keepAlive: 5, cleanSession: true,
-                subscriptions: [BrokerAccounts.responseTopic], subscriptionQoS: .atMostOnce),
+                subscriptions: [BrokerAccounts.responseTopic], subscriptionQoS: .atMostOnce, tls: try configuration.brokerTLS()),
             delivery: .handler { message in accounts.withLock { $0 }?.handle(message) }, logger: logger)
         let commands = BrokerAccounts(link: client, logger: logger)
         accounts.withLock { $0 = commands }

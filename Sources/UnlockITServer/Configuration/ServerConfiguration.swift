@@ -16,6 +16,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// 0 picks a free port (the server logs the one it bound).
     public var operationsPort = 8081
     public var mqttURL = "mqtt://127.0.0.1:1883"
+    /// The authorities (PEM) the broker's certificate must chain to when `mqttURL` is `mqtts://`;
+    /// `nil` for the system's.
+    public var mqttCAFile: String?
+    /// The broker's address as the locks reach it, given with a lock's broker account; `nil` for
+    /// `mqttURL`. The server may reach the broker on loopback while locks on the network reach its
+    /// TLS listener.
+    public var lockBrokerURL: String?
     public var mqttUsername = "unlockit-server"
     public var mqttPassword: String?
     public var mqttPasswordFile: String?
@@ -185,6 +192,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         var operationsHost: String?
         var operationsPort: Int?
         var mqttURL: String?
+        var mqttCAFile: String?
+        var lockBrokerURL: String?
         var mqttUsername: String?
         var mqttPasswordFile: String?
         var masterKeyFile: String?
@@ -213,7 +222,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         var logLevel: String?
 
         static let keys: Set<String> = [
-            "databasePath", "httpHost", "httpPort", "operationsHost", "operationsPort", "mqttURL", "mqttUsername", "mqttPasswordFile",
+            "databasePath", "httpHost", "httpPort", "operationsHost", "operationsPort", "mqttURL", "mqttCAFile", "lockBrokerURL", "mqttUsername",
+            "mqttPasswordFile",
             "masterKeyFile", "tokenLifetime", "bcryptCost", "bcryptConcurrency", "bcryptQueue", "unlockTimeout", "httpIdleTimeout",
             "httpRequestTimeout", "httpConnectionsPerClient", "httpConnections", "signInFailuresPerHour", "lockoutThreshold", "lockoutSeconds",
             "signInsPerClientPerMinute", "deniedUnlocksPerMinute", "unlocksPerUserPerMinute", "lockMessagesPerMinute", "takenEmailsPerDay",
@@ -241,6 +251,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         operationsHost = settings.operationsHost ?? operationsHost
         operationsPort = settings.operationsPort ?? operationsPort
         mqttURL = settings.mqttURL ?? mqttURL
+        mqttCAFile = settings.mqttCAFile ?? mqttCAFile
+        lockBrokerURL = settings.lockBrokerURL ?? lockBrokerURL
         mqttUsername = settings.mqttUsername ?? mqttUsername
         mqttPasswordFile = settings.mqttPasswordFile ?? mqttPasswordFile
         masterKeyFile = settings.masterKeyFile ?? masterKeyFile
@@ -281,6 +293,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         operationsHost = environment["UNLOCKIT_OPERATIONS_HOST"] ?? operationsHost
         operationsPort = try int("UNLOCKIT_OPERATIONS_PORT") ?? operationsPort
         mqttURL = environment["UNLOCKIT_MQTT_URL"] ?? mqttURL
+        mqttCAFile = environment["UNLOCKIT_MQTT_CA_FILE"] ?? mqttCAFile
+        lockBrokerURL = environment["UNLOCKIT_LOCK_BROKER_URL"] ?? lockBrokerURL
         mqttUsername = environment["UNLOCKIT_MQTT_USERNAME"] ?? mqttUsername
         mqttPassword = environment["UNLOCKIT_MQTT_PASSWORD"] ?? mqttPassword
         mqttPasswordFile = environment["UNLOCKIT_MQTT_PASSWORD_FILE"] ?? mqttPasswordFile
@@ -323,14 +337,22 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The broker's address, or why `mqttURL` is not one. A URL that carries credentials is not
     /// repeated: its password would reach the log.
-    func brokerAddress() throws -> BrokerAddress {
-        if let address = BrokerAddress(mqttURL) { return address }
-        if mqttURL.contains("@") {
+    func brokerAddress() throws -> BrokerAddress { try Self.brokerAddress(mqttURL) }
+
+    /// How the server's clients reach the broker over TLS (`mqtts://`), or `nil` for plain TCP.
+    func brokerTLS() throws -> MQTTTLS? { try brokerAddress().tls(caFile: mqttCAFile) }
+
+    /// What a lock is told to connect to: ``lockBrokerURL``, or ``mqttURL`` without one.
+    var lockBrokerAddress: String { lockBrokerURL ?? mqttURL }
+
+    private static func brokerAddress(_ url: String) throws -> BrokerAddress {
+        if let address = BrokerAddress(url) { return address }
+        if url.contains("@") {
             throw ConfigurationError(
                 "the broker address must not carry a user name or password (mqtt://…@host): name the account with "
                     + "UNLOCKIT_MQTT_USERNAME and give its password with UNLOCKIT_MQTT_PASSWORD_FILE")
         }
-        throw ConfigurationError("\(mqttURL) is not a broker address like mqtt://127.0.0.1:1883")
+        throw ConfigurationError("\(url) is not a broker address like mqtt://127.0.0.1:1883 or mqtts://broker.example.com:8883")
     }
 
     func validate() throws {
@@ -346,6 +368,13 @@ public struct ServerConfiguration: Sendable, Equatable {
                 "the operations port must differ from the HTTP port (both \(httpPort), on \(httpHost) and \(operationsHost))")
         }
         _ = try brokerAddress()
+        if let lockBrokerURL { _ = try Self.brokerAddress(lockBrokerURL) }
+        if let mqttCAFile {
+            guard try brokerAddress().usesTLS else { throw ConfigurationError("a CA file for the broker is given, but \(mqttURL) is not mqtts://") }
+            guard FileManager.default.isReadableFile(atPath: mqttCAFile) else {
+                throw ConfigurationError("cannot read the broker's CA file \(mqttCAFile)")
+            }
+        }
         guard (12...31).contains(bcryptCost) else { throw ConfigurationError("the bcrypt cost must be 12–31") }
         guard (1...64).contains(bcryptConcurrency) else { throw ConfigurationError("the bcrypt concurrency must be 1–64") }
         guard (0...10_000).contains(bcryptQueue) else { throw ConfigurationError("the bcrypt queue must be 0–10000") }

@@ -88,8 +88,8 @@ public final class LockFleet: Sendable {
 
     /// Loads the locks named in `credentials` from `directory` and prepares their connections.
     public init(
-        directory: String, credentials: [(LockID, String)], host: String, port: Int, settings: LockSettings, loopCount: Int = 2,
-        logger: Logger = Logger(label: "unlockit.fleet")
+        directory: String, credentials: [(LockID, String)], host: String, port: Int, tls: MQTTTLS? = nil, settings: LockSettings,
+        loopCount: Int = 2, logger: Logger = Logger(label: "unlockit.fleet")
     ) throws {
         let loops = (0..<max(1, loopCount)).map { MQTTEventLoop(name: "fleet-\($0)", logger: logger) }
         var runtimes: [LockRuntime] = []
@@ -103,7 +103,7 @@ public final class LockFleet: Sendable {
             let device = LockDevice(flash: try file.load(), settings: settings)
             runtimes.append(
                 try LockRuntime(
-                    device: device, flashFile: file, broker: BrokerEndpoint(host: host, port: port, password: password),
+                    device: device, flashFile: file, broker: BrokerEndpoint(host: host, port: port, password: password, tls: tls),
                     loop: loops[index % loops.count], keepAlive: 30, logger: logger))
         }
         self.runtimes = runtimes

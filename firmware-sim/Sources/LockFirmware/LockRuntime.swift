@@ -22,11 +22,14 @@ public struct BrokerEndpoint: Sendable {
     public var host: String
     public var port: Int
     public var password: String
+    /// How the broker's certificate is checked; `nil` for plain TCP.
+    public var tls: MQTTTLS?
 
-    public init(host: String, port: Int, password: String) {
+    public init(host: String, port: Int, password: String, tls: MQTTTLS? = nil) {
         self.host = host
         self.port = port
         self.password = password
+        self.tls = tls
     }
 }
 
@@ -61,7 +64,7 @@ public final class LockRuntime: Sendable {
             keepAlive: keepAlive, cleanSession: true,
             will: MQTTMessage(topic: Topics.status(lock), payload: LockStatus(online: false).encoded(), qos: .atLeastOnce, retain: true),
             // Commands and events travel at QoS 0, the retained status at QoS 1 (docs/protocol.md, "Transport").
-            subscriptions: [Topics.command(lock)], subscriptionQoS: .atMostOnce)
+            subscriptions: [Topics.command(lock)], subscriptionQoS: .atMostOnce, tls: broker.tls)
         // The handler and the event callback need `self`; they reach it through a box filled right below.
         let box = WeakBox()
         self.client = try MQTTClient(

@@ -35,7 +35,9 @@ struct Fleet: AsyncParsableCommand {
             discussion: "Commands on stdin: \"stats\" prints a JSON line of counters, \"pair\" puts every lock in pairing mode.")
 
         @Option(help: "The fleet directory.") var dir: String
-        @Option(help: "The broker, as mqtt://host:port.") var broker: String
+        @Option(help: "The broker, as mqtt://host:port, or mqtts://host:port for TLS.") var broker: String
+        @Option(help: "For an mqtts:// broker: the PEM file of the authorities its certificate must chain to (else the system's).")
+        var caFile: String?
         @Option(help: "The credentials file.") var credentials: String
         @Option(help: "Event loop threads.") var loops = 2
         @Flag(help: "Start every lock in pairing mode.") var pairing = false
@@ -50,7 +52,7 @@ struct Fleet: AsyncParsableCommand {
 
         func run() async throws {
             FileDescriptorLimit.raise()
-            let address = try parseBroker(broker)
+            let (address, tls) = try parseBroker(broker, caFile: caFile)
             let pairs = try LockFleet.readPairs(credentials)
             // Running out of descriptors half-way would look like a broken broker; say so before starting.
             // Each lock: its connection, and the claim on its flash.
@@ -61,7 +63,7 @@ struct Fleet: AsyncParsableCommand {
                         + "process may open \(FileDescriptorLimit.current) (ulimit -n); run at most \(capacity) locks per fleet process.")
             }
             let fleet = try LockFleet(
-                directory: dir, credentials: pairs, host: address.host, port: address.port, settings: behaviour.settings,
+                directory: dir, credentials: pairs, host: address.host, port: address.port, tls: tls, settings: behaviour.settings,
                 loopCount: loops)
             if pairing { fleet.enterPairingMode() }
             let signals = await Signals.trap()

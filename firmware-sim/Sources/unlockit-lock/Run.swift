@@ -11,8 +11,11 @@ struct Run: AsyncParsableCommand {
     @Option(help: "The lock's state file (its flash). Created, with a new identity, on first boot.")
     var state: String
 
-    @Option(help: "The broker, as mqtt://host:port.")
+    @Option(help: "The broker, as mqtt://host:port, or mqtts://host:port for TLS.")
     var broker: String
+
+    @Option(help: "For an mqtts:// broker: the PEM file of the authorities its certificate must chain to (else the system's).")
+    var caFile: String?
 
     @Option(help: "A file holding the lock's MQTT password (else UNLOCKIT_LOCK_PASSWORD).")
     var passwordFile: String?
@@ -26,7 +29,7 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var behaviour: BehaviourOptions
 
     func run() async throws {
-        let address = try parseBroker(broker)
+        let (address, tls) = try parseBroker(broker, caFile: caFile)
         let password = try brokerPassword(file: passwordFile)
         // Held until the process ends: no other `run` or `reset` on this flash meanwhile.
         let claim = try FlashClaim(flashPath: state)
@@ -40,7 +43,7 @@ struct Run: AsyncParsableCommand {
 
         let signals = await Signals.trap()
         let runtime = try LockRuntime(
-            device: device, flashFile: file, broker: BrokerEndpoint(host: address.host, port: address.port, password: password),
+            device: device, flashFile: file, broker: BrokerEndpoint(host: address.host, port: address.port, password: password, tls: tls),
             notify: { say("[\(lock)] \(describe($0))") })
         // An activated lock ignores the button: only a lock that took it says so.
         let inPairingMode = device.isPairing(now: .now)

@@ -62,9 +62,17 @@ func brokerPassword(file: String?) throws -> String {
     throw ValidationError("Give the lock's MQTT password with --password-file or UNLOCKIT_LOCK_PASSWORD.")
 }
 
-func parseBroker(_ text: String) throws -> BrokerAddress {
-    guard let address = BrokerAddress(text) else { throw ValidationError("\"\(text)\" is not a broker address like mqtt://127.0.0.1:1883.") }
-    return address
+/// The broker's address, and for `mqtts://` how its certificate is checked: against the
+/// authorities in `caFile`, or the system's.
+func parseBroker(_ text: String, caFile: String?) throws -> (BrokerAddress, MQTTTLS?) {
+    guard let address = BrokerAddress(text) else {
+        throw ValidationError("\"\(text)\" is not a broker address like mqtt://127.0.0.1:1883 or mqtts://broker.example.com:8883.")
+    }
+    if let caFile {
+        guard address.usesTLS else { throw ValidationError("--ca-file is for a TLS broker (mqtts://), not \(text).") }
+        guard FileManager.default.isReadableFile(atPath: caFile) else { throw ValidationError("Cannot read the CA file \(caFile).") }
+    }
+    return (address, address.tls(caFile: caFile))
 }
 
 func parseLockID(_ text: String?) throws -> LockID? {

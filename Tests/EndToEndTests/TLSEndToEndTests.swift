@@ -1,0 +1,52 @@
+import Foundation
+import SiteHarness
+import Testing
+
+/// Locks that reach the broker over TLS (`broker-setup --tls-cert`), on real processes: the server
+/// stays on the broker's loopback listener and tells the locks the TLS one.
+@Suite(.timeLimit(.minutes(10)))
+struct TLSEndToEndTests {
+    @Test("A lock told the TLS listener connects through it with the site's authority, is activated and opens")
+    func lockOverTLS() async throws {
+        try await Site.with(tls: true) { site in
+            let authority = try #require(site.certificates).authorityFile
+            #expect(site.brokerURL.hasPrefix("mqtts://"))
+            let lock = try await TestLock(id: "tls-door", directory: site.directory.path)
+            let reply = try await site.api.post("/api/v1/locks", token: site.admin, ["id": "tls-door", "name": "Door", "roomId": site.roomID])
+            let mqtt = try #require(reply.json["mqtt"] as? [String: any Sendable], "\(reply)")
+            // The address the lock is given is the TLS listener's, not the server's own.
+            #expect(mqtt["broker"] as? String == site.brokerURL)
+            let password = try #require(mqtt["password"] as? String)
+
+            try await lock.start(broker: site.brokerURL, password: password, pairing: true, arguments: ["--ca-file", authority])
+            try await site.waitUntilOnline("tls-door")
+            let activated = try await site.api.post("/api/v1/locks/tls-door/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(activated.status == 200, "\(activated)")
+            try await site.authorizeAdmin()
+            let opened = try await site.unlock("tls-door")
+            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            // What the other test looks for in mosquitto's log is there for a lock that connects.
+            let log = try String(contentsOfFile: "\(site.broker.directory)/mosquitto.log", encoding: .utf8)
+            #expect(log.split(separator: "\n").contains { $0.contains("New client connected") && $0.contains("tls-door") })
+            await lock.stop()
+        }
+    }
+
+    @Test("A lock that does not trust the broker's authority never connects, and its password never reaches the broker")
+    func untrustedBroker() async throws {
+        try await Site.with(tls: true) { site in
+            let stranger = try await TestCertificates.make(in: site.directory.path + "/other-pki")
+            let (lock, password) = try await site.registerLock("tls-wary")
+            try await lock.start(
+                broker: site.brokerURL, password: password, pairing: true, arguments: ["--ca-file", stranger.authorityFile],
+                waitForConnection: false)
+            try await Task.sleep(for: .seconds(2))
+            let lines = lock.process?.output ?? []
+            #expect(!lines.contains { $0.contains("connected to the broker") }, "\(lines)")
+            // mosquitto logs each client that sent CONNECT; this one never got as far.
+            let log = (try? String(contentsOfFile: "\(site.broker.directory)/mosquitto.log", encoding: .utf8)) ?? ""
+            #expect(!log.contains("tls-wary"), "\(log)")
+            await lock.stop()
+        }
+    }
+}
