@@ -1,4 +1,5 @@
 import Foundation
+import MQTT
 import SiteHarness
 import Testing
 import UnlockITCore
@@ -165,6 +166,35 @@ import UnlockITCore
         } throws: { "\($0)".contains("http://127.0.0.1:1883 is not a broker address") }
         let taken = try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_MQTT_URL": "mqtt://127.0.0.1:1884"])
         #expect(taken.mqttURL == "mqtt://127.0.0.1:1884")
+    }
+
+    @Test("An mqtts:// broker is checked against a CA file, which must be readable and is for TLS only; locks may be told another address")
+    func tlsBrokerSettings() throws {
+        let (folder, file) = try Self.settingsFile(#"{"lockBrokerURL":"mqtts://broker.example.com"}"#)
+        defer { folder.remove() }
+        let ca = "\(folder.path)/ca.pem"
+        try Data("authority".utf8).write(to: URL(fileURLWithPath: ca))
+
+        let plain = try ServerConfiguration.load(file: nil, environment: [:])
+        #expect(try plain.brokerTLS() == nil)
+        #expect(plain.lockBrokerAddress == plain.mqttURL)
+
+        let tls = try ServerConfiguration.load(
+            file: file, environment: ["UNLOCKIT_MQTT_URL": "mqtts://broker.example.com:9883", "UNLOCKIT_MQTT_CA_FILE": ca])
+        #expect(try tls.brokerTLS() == MQTTTLS(caFile: ca))
+        #expect(tls.lockBrokerAddress == "mqtts://broker.example.com")
+        // Without a CA file, the system's authorities.
+        #expect(try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_MQTT_URL": "mqtts://b"]).brokerTLS() == MQTTTLS())
+
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_MQTT_CA_FILE": ca])
+        } throws: { "\($0)".contains("is not mqtts://") }
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_MQTT_URL": "mqtts://b", "UNLOCKIT_MQTT_CA_FILE": ca + ".missing"])
+        } throws: { "\($0)".contains("cannot read the broker's CA file") }
+        #expect {
+            try ServerConfiguration.load(file: nil, environment: ["UNLOCKIT_LOCK_BROKER_URL": "https://broker.example.com"])
+        } throws: { "\($0)".contains("https://broker.example.com is not a broker address") }
     }
 
     @Test("The broker password file is refused while others can read it, without repeating the password")
