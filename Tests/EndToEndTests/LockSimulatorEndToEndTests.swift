@@ -58,6 +58,35 @@ struct LockSimulatorEndToEndTests {
         #expect(fleet.errors.joined().contains("--flash-write-time is for a single lock"), "\(fleet.errors)")
     }
 
+    @Test("A CA file is refused for a plain broker and when it cannot be read, by a lock and by a fleet, before anything starts")
+    func aCAFileIsForATLSBroker() async throws {
+        let directory = try TemporaryDirectory("simulator")
+        defer { directory.remove() }
+        let credentials = directory.path + "/credentials.tsv"
+        try Data("lock-a\tpassword\n".utf8).write(to: URL(fileURLWithPath: credentials))
+        let ca = directory.path + "/ca.pem"
+        try Data("authority".utf8).write(to: URL(fileURLWithPath: ca))
+        let cases: [(broker: String, ca: String, says: String)] = [
+            ("mqtt://127.0.0.1:1", ca, "--ca-file is for a TLS broker (mqtts://)"),
+            ("mqtts://127.0.0.1:1", ca + ".missing", "Cannot read the CA file"),
+        ]
+        for (broker, file, says) in cases {
+            for command in [
+                ["run", "--state", directory.path + "/flash.json", "--broker", broker, "--ca-file", file],
+                ["fleet", "run", "--dir", directory.path, "--broker", broker, "--credentials", credentials, "--ca-file", file],
+            ] {
+                let process = try ChildProcess(
+                    try Binaries.path("unlockit-lock"), command, environment: ["UNLOCKIT_LOCK_PASSWORD": "password"], name: "lock",
+                    separateErrors: true)
+                #expect(try await process.waitForExit() != 0)
+                try await Task.sleep(for: .milliseconds(20))  // the readers' last lines
+                #expect(process.errors.joined().contains(says), "\(command): \(process.errors)")
+            }
+        }
+        // Nothing was made: no flash, no label.
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/flash.json"))
+    }
+
     @Test("A new lock's device id is the factory's, made from its setup code; one of that form given with --id is refused")
     func aFactoryIDComesFromTheSetupCode() async throws {
         let directory = try TemporaryDirectory("simulator")
