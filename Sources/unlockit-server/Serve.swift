@@ -20,6 +20,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let configuration = try settings.load()
         let logger = makeLogger(level: configuration.logLevel)
+        for warning in configuration.plainNetworkWarnings { logger.warning("\(warning)") }
         // Each HTTP connection holds a descriptor: the usual soft limit of 1,024 would let a few
         // clients (up to httpConnectionsPerClient each) take them all.
         FileDescriptorLimit.raise(to: 65_536)

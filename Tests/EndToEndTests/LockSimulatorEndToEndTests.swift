@@ -87,6 +87,24 @@ struct LockSimulatorEndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/flash.json"))
     }
 
+    @Test("A lock told a plain broker address off loopback warns that its password would cross the network in the clear")
+    func aPlainNetworkBrokerIsWarnedOf() async throws {
+        let directory = try TemporaryDirectory("simulator")
+        defer { directory.remove() }
+        let cases = [("mqtt://192.0.2.1:1883", true), ("mqtt://127.0.0.1:1", false), ("mqtts://192.0.2.1:8883", false)]
+        for (index, (broker, warns)) in cases.enumerated() {
+            let lock = try ChildProcess(
+                try Binaries.path("unlockit-lock"), ["run", "--state", directory.path + "/flash-\(index).json", "--broker", broker],
+                environment: ["UNLOCKIT_LOCK_PASSWORD": "password"], name: "lock", separateErrors: true)
+            // Started: the first boot's label comes after the broker's address is checked.
+            _ = try await lock.waitForLine(containing: "Setup code", timeout: .seconds(20))
+            try await Task.sleep(for: .milliseconds(50))  // the error reader's lines
+            let warned = lock.errors.contains { $0.contains("is reached without TLS") }
+            _ = await lock.stop()
+            #expect(warned == warns, "\(broker): \(lock.errors)")
+        }
+    }
+
     @Test("A new lock's device id is the factory's, made from its setup code; one of that form given with --id is refused")
     func aFactoryIDComesFromTheSetupCode() async throws {
         let directory = try TemporaryDirectory("simulator")

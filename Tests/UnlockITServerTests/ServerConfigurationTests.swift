@@ -197,6 +197,21 @@ import UnlockITCore
         } throws: { "\($0)".contains("https://broker.example.com is not a broker address") }
     }
 
+    @Test("The server warns of a broker that it or the locks reach without TLS across a network, and only then")
+    func plainNetworkBrokersAreWarnedOf() throws {
+        func warnings(_ environment: [String: String]) throws -> [String] {
+            try ServerConfiguration.load(file: nil, environment: environment).plainNetworkWarnings
+        }
+        #expect(try warnings([:]).isEmpty)
+        #expect(try warnings(["UNLOCKIT_MQTT_URL": "mqtt://[::1]:1883", "UNLOCKIT_LOCK_BROKER_URL": "mqtts://broker.example.com"]).isEmpty)
+        #expect(try warnings(["UNLOCKIT_MQTT_URL": "mqtts://broker.example.com"]).isEmpty)
+        let server = try warnings(["UNLOCKIT_MQTT_URL": "mqtt://broker.example.com:1883", "UNLOCKIT_LOCK_BROKER_URL": "mqtts://broker.example.com"])
+        #expect(server.count == 1 && server[0].contains("the server reaches the broker at mqtt://broker.example.com:1883 without TLS"))
+        // Told the server's own plain address, locks on the network would send their passwords in the clear.
+        let locks = try warnings(["UNLOCKIT_MQTT_URL": "mqtt://10.0.0.2:1883"])
+        #expect(locks.count == 2 && locks[1].contains("locks are told to reach the broker at mqtt://10.0.0.2:1883 without TLS"))
+    }
+
     @Test("The broker password file is refused while others can read it, without repeating the password")
     func anExposedBrokerPasswordFileIsRefused() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unlockit-config-\(UUID().uuidString)")

@@ -1,4 +1,5 @@
 import Foundation
+import MQTT
 
 /// Writes a mosquitto configuration for a local UnlockIT site: a loopback listener, and a TLS
 /// listener for locks on the network when given a certificate; no anonymous access, TCP_NODELAY,
@@ -51,14 +52,6 @@ public struct BrokerSetup: Sendable {
 
     /// mosquitto resolves relative paths against its own working directory: they are kept absolute.
     static func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
-
-    /// Whether a listener on `host` is reached from this machine only: an address in 127.0.0.0/8,
-    /// `::1`, or `localhost`.
-    public static func isLoopback(_ host: String) -> Bool {
-        if host == "::1" || host.lowercased() == "localhost" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part).map { String($0) == part } ?? false }
-    }
 
     /// A host name or an IPv4 or IPv6 address as mosquitto's `listener` takes it: 1–253 letters,
     /// digits, dots, hyphens and colons. Nothing that would leave the address out or end the line.
@@ -119,7 +112,7 @@ public struct BrokerSetup: Sendable {
         guard !directory.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw SetupError.invalid("the broker's folder must not contain control characters: \(directory.debugDescription)")
         }
-        guard allowsPlainNetwork || Self.isLoopback(host) else {
+        guard allowsPlainNetwork || BrokerAddress.isLoopback(host) else {
             throw SetupError.invalid(
                 "a listener without TLS on \(host) would carry the locks' broker passwords across the network in the clear: "
                     + "keep it on loopback and give the locks a TLS listener (a certificate and its key), "

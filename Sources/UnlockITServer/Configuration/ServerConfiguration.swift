@@ -345,6 +345,23 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// What a lock is told to connect to: ``lockBrokerURL``, or ``mqttURL`` without one.
     var lockBrokerAddress: String { lockBrokerURL ?? mqttURL }
 
+    /// What the server says as it starts about a broker reached without TLS across a network, by
+    /// itself or by the locks: passwords would cross it in the clear.
+    public var plainNetworkWarnings: [String] {
+        var warnings: [String] = []
+        if let address = BrokerAddress(mqttURL), address.isPlainOnTheNetwork {
+            warnings.append(
+                "the server reaches the broker at \(mqttURL) without TLS: its broker password and every command cross the network in the clear; "
+                    + "use the broker's loopback listener, or mqtts://")
+        }
+        if let address = BrokerAddress(lockBrokerAddress), address.isPlainOnTheNetwork {
+            warnings.append(
+                "locks are told to reach the broker at \(lockBrokerAddress) without TLS: their broker passwords and messages cross the network "
+                    + "in the clear; set lockBrokerURL to the broker's TLS listener (mqtts://)")
+        }
+        return warnings
+    }
+
     private static func brokerAddress(_ url: String) throws -> BrokerAddress {
         if let address = BrokerAddress(url) { return address }
         if url.contains("@") {

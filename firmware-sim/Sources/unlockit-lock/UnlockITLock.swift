@@ -72,6 +72,12 @@ func parseBroker(_ text: String, caFile: String?) throws -> (BrokerAddress, MQTT
         guard address.usesTLS else { throw ValidationError("--ca-file is for a TLS broker (mqtts://), not \(text).") }
         guard FileManager.default.isReadableFile(atPath: caFile) else { throw ValidationError("Cannot read the CA file \(caFile).") }
     }
+    if address.isPlainOnTheNetwork {
+        FileHandle.standardError.write(
+            Data(
+                "warning: \(text) is reached without TLS: the lock's broker password and messages cross the network in the clear; use mqtts://\n".utf8
+            ))
+    }
     return (address, address.tls(caFile: caFile))
 }
 
