@@ -32,7 +32,7 @@ struct TLSEndToEndTests {
         }
     }
 
-    @Test("A lock that does not trust the broker's authority never connects, and its password never reaches the broker")
+    @Test("A lock that does not trust the broker's authority never connects, says why, and its password never reaches the broker")
     func untrustedBroker() async throws {
         try await Site.with(tls: true) { site in
             let stranger = try await TestCertificates.make(in: site.directory.path + "/other-pki")
@@ -40,9 +40,13 @@ struct TLSEndToEndTests {
             try await lock.start(
                 broker: site.brokerURL, password: password, pairing: true, arguments: ["--ca-file", stranger.authorityFile],
                 waitForConnection: false)
-            try await Task.sleep(for: .seconds(2))
-            let lines = lock.process?.output ?? []
+            // It says why, once.
+            let process = try #require(lock.process)
+            _ = try await process.waitForLine(containing: "cannot reach the broker: the broker's certificate was refused", timeout: .seconds(20))
+            try await Task.sleep(for: .milliseconds(2500))  // more attempts, and another look at the last one's failure
+            let lines = process.output
             #expect(!lines.contains { $0.contains("connected to the broker") }, "\(lines)")
+            #expect(lines.filter { $0.contains("cannot reach the broker") }.count == 1, "\(lines)")
             // mosquitto logs each client that sent CONNECT; this one never got as far.
             let log = (try? String(contentsOfFile: "\(site.broker.directory)/mosquitto.log", encoding: .utf8)) ?? ""
             #expect(!log.contains("tls-wary"), "\(log)")

@@ -88,6 +88,9 @@ public final class LockRuntime: Sendable {
     public var relayState: RelayState { relay.withLock { $0.state } }
     public var isActivated: Bool { device.withLock { $0.flash.activated } }
     public var isConnected: Bool { client.isConnected }
+    /// Why the last attempt to reach the broker failed (a certificate refused, a connection refused);
+    /// `nil` once connected.
+    public var connectionFailure: String? { client.lastFailure }
 
     /// The pairing button.
     public func enterPairingMode() {

@@ -49,6 +49,17 @@ struct Run: AsyncParsableCommand {
         let inPairingMode = device.isPairing(now: .now)
         say("[\(lock)] firmware \(Flash.firmwareVersion), \(flash.activated ? "activated" : "not activated")\(inPairingMode ? ", pairing mode" : "")")
         runtime.start()
+        // The client retries by itself and quietly: a lock that cannot get in says why, once for each
+        // new reason (a certificate refused, a password refused, nothing listening).
+        let failures = Task {
+            var said: String?
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(2))
+                guard !runtime.isConnected, let reason = runtime.connectionFailure, reason != said else { continue }
+                said = reason
+                say("[\(lock)] cannot reach the broker: \(reason)")
+            }
+        }
 
         let commands = StdinCommands { command in
             switch command {
@@ -63,6 +74,7 @@ struct Run: AsyncParsableCommand {
         }
         commands.start()
         await Signals.run(signals, onPairingButton: { runtime.enterPairingMode() })
+        failures.cancel()
         say("[\(lock)] shutting down")
         await runtime.shutdown()
         withExtendedLifetime(claim) {}
