@@ -1,5 +1,6 @@
 import CMosquitto
 import Glibc
+import Synchronization
 
 /// The OpenSSL context a TLS client hands libmosquitto (`MOSQ_OPT_SSL_CTX`, without libmosquitto's
 /// defaults).
@@ -17,15 +18,7 @@ enum TLSContext {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw failure("cannot create a TLS context") }
         do throws(MQTTError) {
             guard unlockit_ssl_ctx_require_tls12(context) == 1 else { throw failure("cannot require TLS 1.2") }
-            if let caFile = tls.caFile {
-                guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
-                    throw failure("cannot load the certificate authorities in \(caFile)")
-                }
-            } else {
-                guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                    throw failure("cannot load the system's certificate authorities")
-                }
-            }
+            SSL_CTX_set1_cert_store(context, try authorities(in: tls.caFile))
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, noteRefusal)
             let name = tls.serverName ?? host
             guard !name.isEmpty, let parameters = SSL_CTX_get0_param(context) else {
@@ -42,6 +35,28 @@ enum TLSContext {
         } catch {
             SSL_CTX_free(context)
             throw error
+        }
+    }
+
+    /// The authorities of each PEM file, and the system's (under `nil`), loaded once per process and
+    /// shared by every context that trusts them: a fleet's locks all trust the same ones, and the
+    /// public authorities loaded apart for each client took about 800 KiB of it (measured: 500
+    /// clients, 397 MiB, with a file and with the system's alike). A process reads each file once: a
+    /// client made after the file changed trusts what it held at first.
+    private static let stores = Mutex<[String?: OpaquePointer]>([:])
+
+    /// The store of `file`'s authorities, or of the system's; a context takes a reference of its own.
+    private static func authorities(in file: String?) throws(MQTTError) -> OpaquePointer {
+        try stores.withLock { (stores) throws(MQTTError) -> OpaquePointer in
+            if let store = stores[file] { return store }
+            guard let store = X509_STORE_new() else { throw failure("cannot create a certificate store") }
+            let loaded = file.map { X509_STORE_load_file(store, $0) } ?? X509_STORE_set_default_paths(store)
+            guard loaded == 1 else {
+                X509_STORE_free(store)
+                throw failure(file.map { "cannot load the certificate authorities in \($0)" } ?? "cannot load the system's certificate authorities")
+            }
+            stores[file] = store
+            return store
         }
     }
 

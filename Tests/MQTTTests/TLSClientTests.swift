@@ -1,3 +1,4 @@
+import CMosquitto
 import Foundation
 import SiteHarness
 import Testing
@@ -109,6 +110,22 @@ struct TLSClientTests {
             await client.shutdown()
             withExtendedLifetime(relay) {}
         }
+    }
+
+    @Test("Clients that trust the same authorities share them, loaded once: a fleet's locks do, each with a context of its own")
+    func authoritiesAreShared() async throws {
+        let directory = try TemporaryDirectory("unlockit-mqtt-tls")
+        defer { directory.remove() }
+        let site = try await TestCertificates.make(in: directory.path + "/site")
+        let other = try await TestCertificates.make(in: directory.path + "/other")
+        let contexts = try [site, site, other].map { try TLSContext.make(MQTTTLS(caFile: $0.authorityFile), host: "localhost") }
+        let system = try (0..<2).map { _ in try TLSContext.make(MQTTTLS(), host: "localhost") }
+        defer { for context in contexts + system { SSL_CTX_free(context) } }
+        let stores = (contexts + system).map { SSL_CTX_get_cert_store($0) }
+        #expect(contexts[0] != contexts[1])
+        #expect(stores[0] == stores[1])
+        #expect(stores[2] != stores[0])
+        #expect(stores[3] == stores[4] && stores[3] != stores[0] && stores[3] != stores[2])
     }
 
     @Test("A client refuses at once an authorities file it cannot read, rather than retry for ever")
