@@ -22,15 +22,19 @@ final class BenchSite: Sendable {
     let registrationSeconds: Double
     let activationSeconds: Double
 
-    static func start(locks count: Int, employees employeeCount: Int, signInUsers signInCount: Int, directory: String, openTime: Double)
-        async throws -> BenchSite
-    {
+    /// - Parameter lockTLS: the locks reach the broker's TLS listener (an authority and certificate
+    ///   of the run's own), the server its loopback one.
+    static func start(
+        locks count: Int, employees employeeCount: Int, signInUsers signInCount: Int, directory: String, openTime: Double, lockTLS: Bool
+    ) async throws -> BenchSite {
         FileDescriptorLimit.raise()
         // mosquitto inherits this limit and holds one descriptor per lock.
         guard count + 512 <= FileDescriptorLimit.current else {
             throw HarnessError("\(count) locks need the broker to hold \(count) connections, but ulimit -n is \(FileDescriptorLimit.current)")
         }
-        let broker = try await TestBroker.start(in: directory)
+        let certificates = lockTLS ? try await TestCertificates.make(in: "\(directory)/pki") : nil
+        let broker = try await TestBroker.start(in: directory, certificates: certificates)
+        let lockBroker = certificates.map { ["--broker", broker.tlsURL!, "--ca-file", $0.authorityFile] } ?? ["--broker", broker.url]
         try await broker.addSuperuser(username: "bench", password: "bench floor password")
 
         say("starting the server")
@@ -112,9 +116,8 @@ final class BenchSite: Sendable {
                 try ChildProcess(
                     try Binaries.path("unlockit-lock"),
                     [
-                        "fleet", "run", "--dir", fleetDirectory, "--broker", broker.url, "--credentials", path, "--pairing", "--open-time",
-                        "\(openTime)",
-                    ], name: "fleet-\(index + 1)"))
+                        "fleet", "run", "--dir", fleetDirectory, "--credentials", path, "--pairing", "--open-time", "\(openTime)",
+                    ] + lockBroker, name: "fleet-\(index + 1)"))
         }
         for fleet in fleets { try await fleet.waitForLine(containing: "\"connected\"", timeout: .seconds(900)) }
         try await Network.waitUntil("every lock online", timeout: .seconds(120)) {

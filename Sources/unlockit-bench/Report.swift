@@ -61,6 +61,8 @@ struct Report: Codable {
     var host: String
     var cores: Int
     var locks: Int
+    /// The locks reached the broker over TLS.
+    var lockTLS: Bool
     var floor: MQTTFloor.Result
     /// A simulated lock's challenge → nonce, from a plain client: the lock's share of one exchange.
     var lockRoundTripP50Ms: Double
@@ -98,7 +100,7 @@ struct Report: Codable {
     var table: String {
         func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
         var lines: [String] = []
-        lines.append("UnlockIT benchmark — \(date), \(host), \(cores) cores, \(locks) locks")
+        lines.append("UnlockIT benchmark — \(date), \(host), \(cores) cores, \(locks) locks\(lockTLS ? " over TLS" : "")")
         lines.append("")
         lines.append("MQTT floor (QoS 1 request/response, two plain clients, same broker)")
         lines.append(

@@ -26,6 +26,8 @@ struct UnlockITBench: AsyncParsableCommand {
     @Option(help: "Sign-ins per second for the interference run.") var signInsPerSecond = 20.0
     @Option(help: "Where to write result.json and latency.svg.") var output = ".state/bench"
     @Flag(help: "A quick check that everything works: few locks, seconds-long runs, no rate search.") var smoke = false
+    @Flag(help: "The locks reach the broker over TLS, as locks on a network do; the server stays on its loopback listener.")
+    var lockTLS = false
     @Flag(help: "Set the site up, print how to reach it, and wait (for profiling) instead of measuring.") var hold = false
 
     func run() async throws {
@@ -46,7 +48,7 @@ struct UnlockITBench: AsyncParsableCommand {
         defer { interruption.cancel() }
 
         let site = try await BenchSite.start(
-            locks: locks, employees: smoke ? 2 : 16, signInUsers: smoke ? 1 : 8, directory: work.path, openTime: 0.2)
+            locks: locks, employees: smoke ? 2 : 16, signInUsers: smoke ? 1 : 8, directory: work.path, openTime: 0.2, lockTLS: lockTLS)
         do {
             if hold {
                 let probe = try await StoreProbe().run(directory: work.path, iterations: 2000)
@@ -244,6 +246,7 @@ struct UnlockITBench: AsyncParsableCommand {
         let host = (try? String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
         let report = Report(
             date: ISO8601DateFormatter().string(from: Date()), host: host, cores: ProcessInfo.processInfo.activeProcessorCount, locks: locks,
+            lockTLS: lockTLS,
             floor: floorResult, lockRoundTripP50Ms: lockSamples.p50.milliseconds, store: storeResult, unlocks: unlocks, cpuAt64: cpuAt64,
             floorAt64: floorAt64, paced: paced,
             signInLoad: withSignIns, signInsPerSecondOffered: signInsPerSecond, signInsSucceeded: signIns.succeeded,
