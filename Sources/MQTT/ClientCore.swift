@@ -199,16 +199,53 @@ final class ClientCore: @unchecked Sendable {
         }
     }
 
-    /// Says why a TLS connection ended, or an attempt failed, before the broker accepted it: a
-    /// refused certificate, as the client's context noted it (see `TLSContext`), or a handshake that
-    /// failed otherwise. libmosquitto also fails an attempt at once, inside its connect call, after
-    /// the broker's certificate was refused in an earlier one, and says only "A TLS error occurred".
-    func noteFailedHandshake() {
-        guard let tlsContext else { return }
-        let reason =
-            TLSContext.refusal(tlsContext).map { "the broker's certificate was refused: \($0)" } ?? "the TLS handshake with the broker failed"
-        lastFailure.withLock { $0 = reason }
-        logger.debug("MQTT TLS handshake failed", metadata: ["client": "\(configuration.clientID)", "error": "\(reason)"])
+    // MARK: TLS (event loop thread)
+
+    /// The first error a TLS attempt's socket met (a refused connection, say): libmosquitto's
+    /// handshake goes on writing to the dead socket, which then only says "broken pipe".
+    var loopSocketError: Int32 = 0
+
+    /// A new attempt: what the certificate check and the socket of an earlier one said no longer
+    /// tells why this one fails.
+    func beginAttempt() {
+        if let tlsContext { TLSContext.forgetRefusal(tlsContext) }
+        loopSocketError = 0
+    }
+
+    /// Keeps `error` (an `errno`) as the attempt's first, unless it is none, or only says to wait.
+    func noteSocketError(_ error: Int32) {
+        guard loopSocketError == 0, error != 0, error != EAGAIN, error != EWOULDBLOCK, error != EINPROGRESS else { return }
+        loopSocketError = error
+    }
+
+    /// The connection's OpenSSL object, while libmosquitto keeps it: from an attempt's start until
+    /// its socket is closed in an orderly way (a failed handshake keeps it until the next attempt).
+    private var ssl: OpaquePointer? { mosquitto_ssl_get(mosq).map(OpaquePointer.init) }
+
+    /// A TLS handshake started and not finished.
+    var isHandshaking: Bool { ssl.map { SSL_is_init_finished($0) == 0 } ?? false }
+
+    /// The connection ended in its TLS handshake: libmosquitto closed the socket and kept the
+    /// unfinished OpenSSL object, and called no one back. (An orderly close, after a refused CONNECT,
+    /// say, frees the object and says why itself.)
+    var handshakeFailed: Bool { configuration.tls != nil && mosquitto_socket(mosq) < 0 && isHandshaking }
+
+    /// Why a TLS handshake failed: the broker's certificate, as the client's context noted its
+    /// refusal (see `TLSContext`), or something else.
+    var handshakeFailure: String {
+        guard let tlsContext, let refusal = TLSContext.refusal(tlsContext) else { return "the TLS handshake with the broker failed" }
+        return "the broker's certificate was refused: \(refusal)"
+    }
+
+    /// Whether the client has something to write. libmosquitto's answer, except in a TLS handshake:
+    /// libmosquitto keeps wanting to write from the handshake's first write that had to wait until the
+    /// first write after the handshake, and the loop would wake for writability all along. The
+    /// handshake's own state says.
+    var wantsWrite: Bool {
+        if configuration.tls != nil, loopPhase == .connecting, let ssl, SSL_is_init_finished(ssl) == 0 {
+            return SSL_want(ssl) == SSL_WRITING
+        }
+        return mosquitto_want_write(mosq)
     }
 
     private func handleMessage(_ message: mosquitto_message) {

@@ -189,6 +189,10 @@ public final class MQTTEventLoop: Sendable {
                 }
                 let fd = Int32(truncatingIfNeeded: event.data.u64)
                 guard let core = state.byFD[fd] else { continue }
+                if core.configuration.tls != nil, core.loopPhase == .connecting {
+                    handshake(core, events: event.events, state)
+                    continue
+                }
                 if event.events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
                     read(core)
                     // What the read produced (acknowledgements, a handler's answer) goes out at once:
@@ -200,13 +204,6 @@ public final class MQTTEventLoop: Sendable {
                     guard afterIO(core, state) else { continue }
                 }
                 if event.events & EPOLLOUT.rawValue != 0 {
-                    // libmosquitto goes on with a TLS handshake only from its read call: its write call
-                    // does nothing until the handshake is over, and a handshake waiting to write would
-                    // find the socket writable in every turn.
-                    if core.configuration.tls != nil, core.loopPhase == .connecting {
-                        read(core)
-                        guard afterIO(core, state) else { continue }
-                    }
                     mosquitto_loop_write(core.mosq, 1)
                     afterIO(core, state)
                 }
@@ -266,6 +263,47 @@ public final class MQTTEventLoop: Sendable {
                 mosquitto_socket(core.mosq) == core.loopFD
             else { return }
         }
+    }
+
+    /// A TLS client's turn while the broker has not yet accepted it: the handshake, then the CONNECT
+    /// and its answer.
+    ///
+    /// libmosquitto goes on with a handshake only from its read call, whichever way the socket is
+    /// ready (its write call does nothing until the handshake is over). And it takes a failed write
+    /// in the handshake (the broker refused or reset the connection) as one to try again and keeps the
+    /// socket: hung up, it would be ready in every turn, and the loop would spin until the keep-alive
+    /// ended the attempt. Such an attempt ends here, and the next one starts after the backoff.
+    private func handshake(_ core: ClientCore, events: UInt32, _ state: State) {
+        let socket = core.loopFD
+        errno = 0
+        read(core)
+        core.noteSocketError(errno)
+        if mosquitto_socket(core.mosq) == socket, events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+            abandon(core, socket: socket, state)
+            return
+        }
+        // The CONNECT, queued by the connect call, goes out once the handshake is over.
+        if mosquitto_socket(core.mosq) == socket, core.wantsWrite { mosquitto_loop_write(core.mosq, 1) }
+        afterIO(core, state)
+    }
+
+    /// Ends an attempt whose connection died under libmosquitto without its noticing (see
+    /// `handshake`): the socket leaves the loop, libmosquitto closes it as the next attempt starts
+    /// (or as the client is released), and the reason is the first error the attempt met.
+    private func abandon(_ core: ClientCore, socket: Int32, _ state: State) {
+        var pending: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        _ = getsockopt(socket, SOL_SOCKET, SO_ERROR, &pending, &length)
+        core.noteSocketError(pending)
+        let error = core.loopSocketError
+        epoll.remove(socket)
+        if state.byFD[socket] === core { state.byFD[socket] = nil }
+        core.loopFD = -1
+        core.loopWriteInterest = false
+        connectionLost(core, state)
+        let reason = error != 0 ? String(cString: strerror(error)) : "the broker closed the connection during the TLS handshake"
+        core.lastFailure.withLock { $0 = reason }
+        logger.debug("MQTT TLS connection lost in the handshake", metadata: ["client": "\(core.configuration.clientID)", "error": "\(reason)"])
     }
 
     private func milliseconds(until deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Int {
@@ -362,7 +400,7 @@ public final class MQTTEventLoop: Sendable {
             return true
         }
         guard socket >= 0 else { return false }
-        let wantsWrite = mosquitto_want_write(core.mosq)
+        let wantsWrite = core.wantsWrite
         if wantsWrite != core.loopWriteInterest {
             epoll.modify(socket, write: wantsWrite)
             core.loopWriteInterest = wantsWrite
@@ -405,13 +443,19 @@ public final class MQTTEventLoop: Sendable {
             return
         }
         // Always the numeric address, also for a reconnect: libmosquitto would look a name up again.
+        core.beginAttempt()
+        errno = 0
         let rc = mosquitto_connect_async(core.mosq, address, Int32(configuration.port), configuration.keepAlive)
         let error = errno
+        // A TLS handshake starts inside the call, and its first write may already have failed.
+        if configuration.tls != nil { core.noteSocketError(error) }
         let socket = mosquitto_socket(core.mosq)
         guard rc == MOSQ_ERR_SUCCESS.rawValue, socket >= 0 else {
             if socket >= 0 { mosquitto_disconnect(core.mosq) }
-            failed(core, reason: MosquittoLibrary.describe(rc, errno: error), state)
-            if rc == MOSQ_ERR_TLS.rawValue { core.noteFailedHandshake() }
+            let reason =
+                rc == MOSQ_ERR_TLS.rawValue && configuration.tls != nil
+                ? core.handshakeFailure : MosquittoLibrary.describe(rc, errno: error)
+            failed(core, reason: reason, state)
             return
         }
         core.loopPhase = .connecting
@@ -428,7 +472,7 @@ public final class MQTTEventLoop: Sendable {
     }
 
     private func connectionLost(_ core: ClientCore, _ state: State) {
-        if core.loopPhase == .connecting, core.configuration.tls != nil { core.noteFailedHandshake() }
+        if core.loopPhase == .connecting, core.handshakeFailed { core.lastFailure.withLock { $0 = core.handshakeFailure } }
         for (_, waiter) in core.loopSubscribeWaiters { waiter.continuation?.resume(throwing: MQTTError.notConnected) }
         core.loopSubscribeWaiters.removeAll()
         switch core.loopPhase {
@@ -523,7 +567,9 @@ public final class MQTTEventLoop: Sendable {
         mosquitto_disconnect(core.mosq)
         guard mosquitto_socket(core.mosq) == socket else { return }
         Glibc.shutdown(socket, Int32(SHUT_RDWR))
-        for _ in 0..<Self.closeReadLimit where mosquitto_socket(core.mosq) == socket {
+        // A TLS handshake's read never closes a dead socket (see `handshake`): the client's release does.
+        let reads = core.configuration.tls != nil && core.isHandshaking ? 1 : Self.closeReadLimit
+        for _ in 0..<reads where mosquitto_socket(core.mosq) == socket {
             mosquitto_loop_read(core.mosq, 1)
         }
     }

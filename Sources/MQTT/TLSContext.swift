@@ -25,8 +25,8 @@ enum TLSContext {
                 throw failure("no name to check the broker's certificate against")
             }
             // A numeric address is matched against the certificate's IP addresses, a name against its
-            // DNS names, never a wildcard standing for part of a label.
-            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            // DNS names (never its subject's common name), never a wildcard standing for part of a label.
+            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
             let named =
                 HostResolver.isNumeric(name)
                 ? X509_VERIFY_PARAM_set1_ip_asc(parameters, name) : X509_VERIFY_PARAM_set1_host(parameters, name, 0)
@@ -66,6 +66,11 @@ enum TLSContext {
     static func refusal(_ context: OpaquePointer) -> String? {
         guard let stored = SSL_CTX_get_ex_data(context, refusalIndex) else { return nil }
         return String(cString: X509_verify_cert_error_string(Int(bitPattern: stored)))
+    }
+
+    /// Forgets what the last certificate check refused, as a new attempt starts.
+    static func forgetRefusal(_ context: OpaquePointer) {
+        SSL_CTX_set_ex_data(context, refusalIndex, nil)
     }
 
     /// Where a context keeps the error of the last certificate it refused, as a pointer's bits: the

@@ -14,11 +14,15 @@ struct TLSClientTests {
         let certificates: TestCertificates
 
         /// A client of the TLS listener, at its numeric address, checking the broker as `tls` says.
-        func client(_ id: String, tls: MQTTTLS, subscriptions: [String] = []) throws -> MQTTClient {
+        func client(
+            _ id: String, tls: MQTTTLS, subscriptions: [String] = [], password: String = "tester password", port: Int? = nil,
+            loop: MQTTEventLoop? = nil
+        ) throws -> MQTTClient {
             try MQTTClient(
                 configuration: MQTTClientConfiguration(
-                    host: "127.0.0.1", port: broker.tlsPort!, clientID: id, username: "tester", password: "tester password",
-                    subscriptions: subscriptions, backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(200)), tls: tls))
+                    host: "127.0.0.1", port: port ?? broker.tlsPort!, clientID: id, username: "tester", password: password,
+                    subscriptions: subscriptions, backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(200)), tls: tls),
+                loop: loop)
         }
 
         static func with(_ body: (Fixture) async throws -> Void) async throws {
@@ -94,20 +98,43 @@ struct TLSClientTests {
         }
     }
 
+    @Test("A refused CONNECT over TLS is said as such, and a connection refused in the handshake ends the attempt at once, without spinning")
+    func failuresAroundTheHandshake() async throws {
+        try await Fixture.with { fixture in
+            let tls = MQTTTLS(caFile: fixture.certificates.authorityFile, serverName: "localhost")
+            // The handshake passes; the broker refuses the password: its reason, not the handshake's.
+            let refused = try fixture.client("tls-wrong-password", tls: tls, password: "not the password")
+            // Nothing listens: the handshake's first write fails, and libmosquitto would retry it in
+            // every turn of a loop that found the dead socket ready, until the keep-alive (10 s).
+            let loop = MQTTEventLoop(name: "tls-nowhere")
+            let nowhere = try fixture.client("tls-nowhere", tls: tls, port: try Network.freePort(), loop: loop)
+            refused.start()
+            nowhere.start()
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(refused.lastFailure?.contains("the broker refused the connection") == true, "\(refused.lastFailure ?? "none")")
+            #expect(nowhere.lastFailure == "Connection refused", "\(nowhere.lastFailure ?? "none")")
+            // A few turns for each attempt (about one every 50–200 ms), not a spin.
+            #expect(loop.turnCount < 1000, "\(loop.turnCount) turns")
+            for client in [refused, nowhere] { await client.shutdown() }
+            await loop.shutdown()
+        }
+    }
+
     @Test("A TLS handshake whose first write waits for the connection to be made goes on once it is (a broker across a network)")
     func handshakeAfterASlowConnect() async throws {
         try await Fixture.with { fixture in
             let relay = try SlowConnectRelay(to: fixture.broker.tlsPort!)
-            let client = try MQTTClient(
-                configuration: MQTTClientConfiguration(
-                    host: "127.0.0.1", port: relay.port, clientID: "tls-slow", username: "tester", password: "tester password",
-                    backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(200)),
-                    tls: MQTTTLS(caFile: fixture.certificates.authorityFile, serverName: "localhost")))
+            let loop = MQTTEventLoop(name: "tls-slow")
+            let client = try fixture.client(
+                "tls-slow", tls: MQTTTLS(caFile: fixture.certificates.authorityFile, serverName: "localhost"), port: relay.port, loop: loop)
             client.start()
             // About a second for the SYN sent again. Without going on, the attempt would wait out the
             // keep-alive (10 s here), writable and spinning, and only the next, to a relay now quick, would connect.
             try await client.waitUntilConnected(timeout: .seconds(6))
+            // The loop woke for the handshake's messages, not in every turn while it waited for them.
+            #expect(loop.turnCount < 200, "\(loop.turnCount) turns")
             await client.shutdown()
+            await loop.shutdown()
             withExtendedLifetime(relay) {}
         }
     }
