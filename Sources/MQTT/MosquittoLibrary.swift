@@ -6,6 +6,10 @@ import Glibc
 enum MosquittoLibrary {
     private static let initialised: Bool = {
         mosquitto_lib_init()
+        // A write to a connection the broker reset raises SIGPIPE, which would end the process.
+        // libmosquitto 2.0.11 ignores it as it makes a client; later versions send plain TCP with
+        // MSG_NOSIGNAL instead, but OpenSSL's writes (TLS) still go through write().
+        signal(SIGPIPE, SIG_IGN)
         return true
     }()
 

@@ -12,8 +12,11 @@ public struct TestCertificates: Sendable {
     public var keyFile: String { "\(directory)/broker.key" }
 
     /// Makes them. `names` are written into the certificate's subject alternative names, an IP
-    /// address as one (`IP:`), anything else as a DNS name.
-    public static func make(in directory: String, names: [String] = ["localhost", "127.0.0.1"]) async throws -> TestCertificates {
+    /// address as one (`IP:`), anything else as a DNS name; `commonName` is its subject's (the first
+    /// name by default).
+    public static func make(
+        in directory: String, names: [String] = ["localhost", "127.0.0.1"], commonName: String? = nil
+    ) async throws -> TestCertificates {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let made = TestCertificates(directory: directory)
         let alternatives = names.map { name in name.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" } ? "IP:\(name)" : "DNS:\(name)" }
@@ -24,7 +27,8 @@ public struct TestCertificates: Sendable {
             ["req", "-x509"] + curve + [
                 "-keyout", "\(directory)/ca.key", "-out", made.authorityFile, "-days", "2", "-subj", "/CN=UnlockIT test authority",
             ])
-        try await openssl(["req"] + curve + ["-keyout", made.keyFile, "-out", "\(directory)/broker.csr", "-subj", "/CN=\(names.first ?? "broker")"])
+        try await openssl(
+            ["req"] + curve + ["-keyout", made.keyFile, "-out", "\(directory)/broker.csr", "-subj", "/CN=\(commonName ?? names.first ?? "broker")"])
         try await openssl([
             "x509", "-req", "-in", "\(directory)/broker.csr", "-CA", made.authorityFile, "-CAkey", "\(directory)/ca.key", "-CAcreateserial",
             "-days", "2", "-extfile", "\(directory)/broker.ext", "-out", made.certificateFile,

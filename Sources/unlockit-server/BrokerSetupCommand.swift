@@ -33,26 +33,33 @@ struct BrokerSetupCommand: ParsableCommand {
     @Option(help: "The PEM private key of --tls-cert; keep it readable by the broker's user only.")
     var tlsKey: String?
 
-    @Option(help: "The TLS listener's port.")
-    var tlsPort: Int = 8883
+    @Option(help: "The TLS listener's port (default: 8883).")
+    var tlsPort: Int?
 
-    @Option(help: "The address the TLS listener listens on.")
-    var tlsHost: String = "0.0.0.0"
+    @Option(help: "The address the TLS listener listens on (default: 0.0.0.0).")
+    var tlsHost: String?
 
     @Flag(help: "Allow --host on a network address without TLS: broker passwords would cross it in the clear.")
     var allowPlainNetwork = false
 
     func validate() throws {
-        guard (1...65535).contains(port), (1...65535).contains(tlsPort) else { throw ValidationError("--port and --tls-port must be 1–65535.") }
-        guard BrokerSetup.isValidHost(host), BrokerSetup.isValidHost(tlsHost) else {
+        guard (1...65535).contains(port), (1...65535).contains(tlsPort ?? 8883) else {
+            throw ValidationError("--port and --tls-port must be 1–65535.")
+        }
+        guard BrokerSetup.isValidHost(host), BrokerSetup.isValidHost(tlsHost ?? "0.0.0.0") else {
             throw ValidationError("--host and --tls-host must be a host name or an IP address (letters, digits, '.', '-', ':').")
         }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together.") }
+        guard tlsCert != nil || (tlsPort == nil && tlsHost == nil) else {
+            throw ValidationError("--tls-port and --tls-host are for the TLS listener: give --tls-cert and --tls-key too.")
+        }
     }
 
     func run() throws {
         var tls: BrokerSetup.TLSListener?
-        if let tlsCert, let tlsKey { tls = BrokerSetup.TLSListener(host: tlsHost, port: tlsPort, certificateFile: tlsCert, keyFile: tlsKey) }
+        if let tlsCert, let tlsKey {
+            tls = BrokerSetup.TLSListener(host: tlsHost ?? "0.0.0.0", port: tlsPort ?? 8883, certificateFile: tlsCert, keyFile: tlsKey)
+        }
         let setup = BrokerSetup(directory: dir, host: host, port: port, tls: tls, allowsPlainNetwork: allowPlainNetwork)
         try setup.write()
         // mosquitto drops its privileges only for a `user` other than root, and the files are the

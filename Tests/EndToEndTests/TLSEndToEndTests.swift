@@ -48,7 +48,7 @@ struct TLSEndToEndTests {
             #expect(!lines.contains { $0.contains("connected to the broker") }, "\(lines)")
             #expect(lines.filter { $0.contains("cannot reach the broker") }.count == 1, "\(lines)")
             // mosquitto logs each client that sent CONNECT; this one never got as far.
-            let log = (try? String(contentsOfFile: "\(site.broker.directory)/mosquitto.log", encoding: .utf8)) ?? ""
+            let log = try String(contentsOfFile: "\(site.broker.directory)/mosquitto.log", encoding: .utf8)
             #expect(!log.contains("tls-wary"), "\(log)")
             await lock.stop()
         }

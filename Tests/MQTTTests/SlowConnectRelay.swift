@@ -30,10 +30,13 @@ final class SlowConnectRelay: Sendable {
                 }
                 Thread.detachNewThread { Self.relay(client, broker) }
             }
+            close(listener)
         }
     }
 
-    deinit { close(listener) }
+    /// Wakes the accepting thread, which closes the listener: closed here, its descriptor could be
+    /// another test's by the time the thread looks again.
+    deinit { shutdown(listener, Int32(SHUT_RDWR)) }
 
     /// Copies bytes both ways until either side closes, then closes both.
     private static func relay(_ first: Int32, _ second: Int32) {

@@ -118,6 +118,25 @@ import Testing
                 == ["listener 8883 0.0.0.0", "certfile \(folder.path)/broker.pem", "keyfile \(folder.path)/broker.key", "tls_version tlsv1.2"])
     }
 
+    @Test("broker-setup refuses the TLS listener's port or address without its certificate, and a certificate without its key")
+    func tlsOptionsGoTogether() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let cases: [([String], String)] = [
+            (["--tls-port", "8883"], "--tls-port and --tls-host are for the TLS listener"),
+            (["--tls-host", "0.0.0.0"], "--tls-port and --tls-host are for the TLS listener"),
+            (["--tls-cert", folder.path + "/c.pem"], "--tls-cert and --tls-key go together"),
+            (["--host", "0.0.0.0"], "would carry the locks' broker passwords across the network in the clear"),
+        ]
+        for (arguments, says) in cases {
+            let setup = try ChildProcess(
+                try Binaries.path("unlockit-server"), ["broker-setup", "--dir", folder.path + "/broker"] + arguments, name: "broker-setup")
+            #expect(try await setup.waitForExit() != 0)
+            #expect(setup.output.joined(separator: "\n").contains(says), "\(arguments): \(setup.output)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/broker"))
+    }
+
     @Test("broker-setup run as root warns that mosquitto would keep root's privileges, and only then")
     func settingUpAsRootWarns() async throws {
         let folder = try TemporaryDirectory()

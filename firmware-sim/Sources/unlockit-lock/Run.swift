@@ -50,11 +50,13 @@ struct Run: AsyncParsableCommand {
         say("[\(lock)] firmware \(Flash.firmwareVersion), \(flash.activated ? "activated" : "not activated")\(inPairingMode ? ", pairing mode" : "")")
         runtime.start()
         // The client retries by itself and quietly: a lock that cannot get in says why, once for each
-        // new reason (a certificate refused, a password refused, nothing listening).
+        // new reason (a certificate refused, a password refused, nothing listening), and again after it
+        // was connected.
         let failures = Task {
             var said: String?
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(2))
+                if runtime.isConnected { said = nil }
                 guard !runtime.isConnected, let reason = runtime.connectionFailure, reason != said else { continue }
                 said = reason
                 say("[\(lock)] cannot reach the broker: \(reason)")
