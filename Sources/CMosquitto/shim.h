@@ -12,8 +12,11 @@
 #include <openssl/x509v3.h>
 #include <openssl/err.h>
 
-// A macro in OpenSSL, which Swift cannot call.
+// Macros in OpenSSL, which Swift cannot call.
 static inline int unlockit_ssl_ctx_require_tls12(SSL_CTX *ctx) {
     return SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) == 1 ? 1 : 0;
+}
+static inline int unlockit_ssl_set_server_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name) == 1 ? 1 : 0;
 }
 #endif

@@ -31,6 +31,11 @@ enum TLSContext {
                 HostResolver.isNumeric(name)
                 ? X509_VERIFY_PARAM_set1_ip_asc(parameters, name) : X509_VERIFY_PARAM_set1_host(parameters, name, 0)
             guard named == 1 else { throw failure("\(name) cannot be checked against a certificate") }
+            // The name the client asks for (SNI) is the name too, not the address; none for an address.
+            if !HostResolver.isNumeric(name) {
+                SSL_CTX_set_ex_data(context, serverNameIndex, strdup(name))
+            }
+            SSL_CTX_set_info_callback(context, askForServerName)
             return context
         } catch {
             SSL_CTX_free(context)
@@ -66,6 +71,21 @@ enum TLSContext {
     static func refusal(_ context: OpaquePointer) -> String? {
         guard let stored = SSL_CTX_get_ex_data(context, refusalIndex) else { return nil }
         return String(cString: X509_verify_cert_error_string(Int(bitPattern: stored)))
+    }
+
+    /// Where a context keeps the name a client asks the broker for (a `strdup`ed C string), freed with
+    /// the context.
+    private static let serverNameIndex = CRYPTO_get_ex_new_index(
+        CRYPTO_EX_INDEX_SSL_CTX, 0, nil, nil, nil, { _, name, _, _, _, _ in free(name) })
+
+    /// As a handshake starts, the name asked for (Server Name Indication) becomes the client's, or
+    /// none. libmosquitto sets the host it connects to, always an address here (see ``HostResolver``),
+    /// which RFC 6066 does not allow, and a broker behind a proxy that routes by name would present
+    /// another's certificate.
+    private static let askForServerName: @convention(c) (OpaquePointer?, Int32, Int32) -> Void = { ssl, event, _ in
+        guard event & SSL_CB_HANDSHAKE_START != 0, let ssl, let context = SSL_get_SSL_CTX(ssl) else { return }
+        let name = SSL_CTX_get_ex_data(context, serverNameIndex)?.assumingMemoryBound(to: CChar.self)
+        _ = unlockit_ssl_set_server_name(ssl, name)
     }
 
     /// Forgets what the last certificate check refused, as a new attempt starts.

@@ -1,5 +1,6 @@
 import CMosquitto
 import Foundation
+import Glibc
 import SiteHarness
 import Testing
 
@@ -180,6 +181,33 @@ struct TLSClientTests {
         #expect(stores[0] == stores[1])
         #expect(stores[2] != stores[0])
         #expect(stores[3] == stores[4] && stores[3] != stores[0] && stores[3] != stores[2])
+    }
+
+    @Test("A client asks for the broker by the name it checks (SNI), and by no name when it has only an address")
+    func serverNameIndication() async throws {
+        let directory = try TemporaryDirectory("unlockit-mqtt-tls")
+        defer { directory.remove() }
+        let certificates = try await TestCertificates.make(in: directory.path + "/pki")
+        // What each client's ClientHello carries, read off a plain listener that answers nothing.
+        func clientHello(_ serverName: String?) throws -> [UInt8] {
+            let (listener, port) = try Network.listener()
+            defer { close(listener) }
+            let client = try MQTTClient(
+                configuration: MQTTClientConfiguration(
+                    host: "127.0.0.1", port: port, clientID: "tls-sni", tls: MQTTTLS(caFile: certificates.authorityFile, serverName: serverName)))
+            client.start()
+            defer { Task { await client.shutdown() } }
+            guard let fd = TCPPeer.accept(listener, timeout: .seconds(10)) else { throw HarnessError("no connection") }
+            defer { close(fd) }
+            var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var bytes = [UInt8](repeating: 0, count: 4096)
+            let count = poll(&waiting, 1, 10_000) == 1 ? read(fd, &bytes, bytes.count) : 0
+            return Array(bytes.prefix(max(count, 0)))
+        }
+        let named = try clientHello("broker.example.com")
+        #expect(named.count > 100 && named.firstRange(of: Array("broker.example.com".utf8)) != nil)
+        let numeric = try clientHello(nil)
+        #expect(numeric.count > 100 && numeric.firstRange(of: Array("127.0.0.1".utf8)) == nil)
     }
 
     @Test("A client refuses at once an authorities file it cannot read, rather than retry for ever")
