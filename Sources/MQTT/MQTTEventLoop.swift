@@ -275,10 +275,15 @@ public final class MQTTEventLoop: Sendable {
     /// ended the attempt. Such an attempt ends here, and the next one starts after the backoff.
     private func handshake(_ core: ClientCore, events: UInt32, _ state: State) {
         let socket = core.loopFD
+        // One read: nothing comes in bursts before the CONNACK.
         errno = 0
-        read(core)
+        mosquitto_loop_read(core.mosq, 1)
         core.noteSocketError(errno)
-        if mosquitto_socket(core.mosq) == socket, events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+        // Only a handshake left unfinished: after it, libmosquitto's own reads and writes find a dead
+        // socket, close it and say so (and a CONNACK read just now may have accepted the client).
+        if mosquitto_socket(core.mosq) == socket, core.loopPhase == .connecting, core.isHandshaking,
+            events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+        {
             abandon(core, socket: socket, state)
             return
         }

@@ -13,11 +13,15 @@ import SiteHarness
 final class SlowConnectRelay: Sendable {
     let port: Int
     private let listener: Int32
+    /// Whether the accepting thread closed the listener: until then its descriptor is the relay's to
+    /// shut down, and afterwards its number may be another test's.
+    private let closed = LockedBox(false)
 
     init(to target: Int, hold: Duration = .milliseconds(300)) throws {
         (listener, port) = try Network.listener(backlog: 0)
         guard let filler = Network.connect(port: port) else { throw HarnessError("the relay's own connection failed") }
         let listener = self.listener
+        let closed = self.closed
         Thread.detachNewThread {
             Thread.sleep(forTimeInterval: Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18)
             // Empties the queue: the dummy connection is taken and closed.
@@ -30,13 +34,16 @@ final class SlowConnectRelay: Sendable {
                 }
                 Thread.detachNewThread { Self.relay(client, broker) }
             }
-            close(listener)
+            closed.update { done in
+                close(listener)
+                done = true
+            }
         }
     }
 
     /// Wakes the accepting thread, which closes the listener: closed here, its descriptor could be
     /// another test's by the time the thread looks again.
-    deinit { shutdown(listener, Int32(SHUT_RDWR)) }
+    deinit { closed.update { done in if !done { shutdown(listener, Int32(SHUT_RDWR)) } } }
 
     /// Copies bytes both ways until either side closes, then closes both.
     private static func relay(_ first: Int32, _ second: Int32) {

@@ -114,7 +114,7 @@ struct TLSClientTests {
                 byName.start()
                 byAddress.start()
                 try await byAddress.waitUntilConnected(timeout: .seconds(30))
-                try await Task.sleep(for: .milliseconds(500))
+                try? await Network.waitUntil("the name refused", timeout: .seconds(10)) { byName.lastFailure != nil }
                 #expect(!byName.isConnected)
                 #expect(byName.lastFailure == "the broker's certificate was refused: hostname mismatch", "\(byName.lastFailure ?? "none")")
                 for client in [byName, byAddress] { await client.shutdown() }
@@ -138,9 +138,12 @@ struct TLSClientTests {
             let nowhere = try fixture.client("tls-nowhere", tls: tls, port: try Network.freePort(), loop: loop)
             refused.start()
             nowhere.start()
-            try await Task.sleep(for: .milliseconds(1500))
+            try? await Network.waitUntil("both failures said", timeout: .seconds(10)) {
+                refused.lastFailure?.contains("the broker refused the connection") == true && nowhere.lastFailure == "Connection refused"
+            }
             #expect(refused.lastFailure?.contains("the broker refused the connection") == true, "\(refused.lastFailure ?? "none")")
             #expect(nowhere.lastFailure == "Connection refused", "\(nowhere.lastFailure ?? "none")")
+            try await Task.sleep(for: .milliseconds(500))  // more attempts, each a few turns
             // A few turns for each attempt (about one every 50–200 ms), not a spin.
             #expect(loop.turnCount < 1000, "\(loop.turnCount) turns")
             for client in [refused, nowhere] { await client.shutdown() }
@@ -189,24 +192,26 @@ struct TLSClientTests {
         defer { directory.remove() }
         let certificates = try await TestCertificates.make(in: directory.path + "/pki")
         // What each client's ClientHello carries, read off a plain listener that answers nothing.
-        func clientHello(_ serverName: String?) throws -> [UInt8] {
+        func clientHello(_ serverName: String?) async throws -> [UInt8] {
             let (listener, port) = try Network.listener()
             defer { close(listener) }
             let client = try MQTTClient(
                 configuration: MQTTClientConfiguration(
                     host: "127.0.0.1", port: port, clientID: "tls-sni", tls: MQTTTLS(caFile: certificates.authorityFile, serverName: serverName)))
             client.start()
-            defer { Task { await client.shutdown() } }
-            guard let fd = TCPPeer.accept(listener, timeout: .seconds(10)) else { throw HarnessError("no connection") }
-            defer { close(fd) }
-            var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             var bytes = [UInt8](repeating: 0, count: 4096)
-            let count = poll(&waiting, 1, 10_000) == 1 ? read(fd, &bytes, bytes.count) : 0
+            var count = 0
+            if let fd = TCPPeer.accept(listener, timeout: .seconds(10)) {
+                var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                count = poll(&waiting, 1, 10_000) == 1 ? read(fd, &bytes, bytes.count) : 0
+                close(fd)
+            }
+            await client.shutdown()
             return Array(bytes.prefix(max(count, 0)))
         }
-        let named = try clientHello("broker.example.com")
+        let named = try await clientHello("broker.example.com")
         #expect(named.count > 100 && named.firstRange(of: Array("broker.example.com".utf8)) != nil)
-        let numeric = try clientHello(nil)
+        let numeric = try await clientHello(nil)
         #expect(numeric.count > 100 && numeric.firstRange(of: Array("127.0.0.1".utf8)) == nil)
     }
 
