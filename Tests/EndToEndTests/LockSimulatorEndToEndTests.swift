@@ -105,6 +105,27 @@ struct LockSimulatorEndToEndTests {
         }
     }
 
+    @Test("A fleet says how many of its locks cannot reach the broker, and why")
+    func aFleetSaysWhyItsLocksAreOut() async throws {
+        let directory = try TemporaryDirectory("simulator")
+        defer { directory.remove() }
+        let initFleet = try ChildProcess(
+            try Binaries.path("unlockit-lock"), ["fleet", "init", "--dir", directory.path, "--count", "3", "--prefix", "out"], name: "fleet-init")
+        #expect(try await initFleet.waitForExit() == 0)
+        let labels = try String(contentsOfFile: directory.path + "/labels.tsv", encoding: .utf8).split(separator: "\n")
+        let credentials = directory.path + "/credentials.tsv"
+        try Data(labels.map { "\($0.split(separator: "\t")[0])\tpassword\n" }.joined().utf8).write(to: URL(fileURLWithPath: credentials))
+        // Nothing listens on the port.
+        let fleet = try ChildProcess(
+            try Binaries.path("unlockit-lock"),
+            ["fleet", "run", "--dir", directory.path, "--broker", "mqtt://127.0.0.1:\(try Network.freePort())", "--credentials", credentials],
+            name: "fleet")
+        // Once each lock has tried (a line for fewer may come first on a slow machine).
+        let line = try await fleet.waitForLine(containing: #""Connection refused":3"#, timeout: .seconds(20))
+        _ = await fleet.stop()
+        #expect(line == #"{"unreachable":{"Connection refused":3}}"#, "\(fleet.output)")
+    }
+
     @Test("A new lock's device id is the factory's, made from its setup code; one of that form given with --id is refused")
     func aFactoryIDComesFromTheSetupCode() async throws {
         let directory = try TemporaryDirectory("simulator")

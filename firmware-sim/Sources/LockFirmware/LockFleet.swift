@@ -143,6 +143,16 @@ public final class LockFleet: Sendable {
         return stats
     }
 
+    /// How many of the locks not connected failed to reach the broker, by why (a certificate
+    /// refused, a connection refused); those still trying their first attempt are not counted.
+    public var unreachable: [String: Int] {
+        var reasons: [String: Int] = [:]
+        for runtime in runtimes where !runtime.isConnected {
+            if let reason = runtime.connectionFailure { reasons[reason, default: 0] += 1 }
+        }
+        return reasons
+    }
+
     public func shutdown() async {
         await withTaskGroup(of: Void.self) { group in
             for runtime in runtimes { group.addTask { await runtime.shutdown() } }

@@ -77,8 +77,28 @@ struct Fleet: AsyncParsableCommand {
                 }
             }
             commands.start()
+            // As a lone lock does, the fleet says why locks cannot reach the broker: a line
+            // {"unreachable":{reason: locks}} whenever that changes, and {"unreachable":{}} once all
+            // are in again.
+            let failures = Task {
+                var said: [String: Int] = [:]
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(2))
+                    let now = fleet.unreachable
+                    guard now != said else { continue }
+                    said = now
+                    say(unreachableLine(now))
+                }
+            }
             await Signals.run(signals, onPairingButton: { fleet.enterPairingMode() })
+            failures.cancel()
             await fleet.shutdown()
+        }
+
+        private func unreachableLine(_ reasons: [String: Int]) -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            return String(decoding: (try? encoder.encode(["unreachable": reasons])) ?? Data(), as: UTF8.self)
         }
 
         private func statsLine(_ fleet: LockFleet) -> String {
