@@ -95,16 +95,15 @@ struct Fleet: AsyncParsableCommand {
             await fleet.shutdown()
         }
 
-        private func unreachableLine(_ reasons: [String: Int]) -> String {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            return String(decoding: (try? encoder.encode(["unreachable": reasons])) ?? Data(), as: UTF8.self)
-        }
+        private func unreachableLine(_ reasons: [String: Int]) -> String { jsonLine(["unreachable": reasons]) }
 
-        private func statsLine(_ fleet: LockFleet) -> String {
+        private func statsLine(_ fleet: LockFleet) -> String { jsonLine(fleet.stats) }
+
+        /// One line of the fleet's output: JSON with its keys sorted.
+        private func jsonLine(_ value: some Encodable) -> String {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            return String(decoding: (try? encoder.encode(fleet.stats)) ?? Data(), as: UTF8.self)
+            return String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self)
         }
     }
 }
