@@ -19,9 +19,11 @@ struct Site {
 
     /// - Parameter brokerHost: how the server and the locks name the broker's host.
     /// - Parameter tls: the broker has a TLS listener too, which the locks are told of and use
-    ///   (``brokerURL``), while the server stays on the loopback one without TLS.
+    ///   (``brokerURL``), while the server stays on the loopback one without TLS, unless
+    ///   `serverOverTLS`.
     static func start(
-        serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1", tls: Bool = false
+        serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1", tls: Bool = false,
+        serverOverTLS: Bool = false
     ) async throws -> Site {
         let directory = try TemporaryDirectory("unlockit-e2e")
         let certificates = tls ? try await TestCertificates.make(in: directory.path + "/pki") : nil
@@ -29,8 +31,9 @@ struct Site {
         let serverURL = "mqtt://\(brokerHost):\(broker.port)"
         let brokerURL = tls ? "mqtts://\(brokerHost):\(broker.tlsPort!)" : serverURL
         var environment = serverEnvironment
-        environment["UNLOCKIT_MQTT_URL"] = serverURL
+        environment["UNLOCKIT_MQTT_URL"] = serverOverTLS ? brokerURL : serverURL
         if tls { environment["UNLOCKIT_LOCK_BROKER_URL"] = brokerURL }
+        if serverOverTLS, let certificates { environment["UNLOCKIT_MQTT_CA_FILE"] = certificates.authorityFile }
         let server = try await TestServer.start(broker: broker, directory: directory.path, extra: environment)
         let admin = try await server.adminSession(company: "Site", email: "operator@site.test")
         let room = try await server.api.post("/api/v1/rooms", token: admin, ["name": "Lab", "type": "office", "requiredLevel": requiredLevel])
@@ -43,9 +46,10 @@ struct Site {
     /// broker or server outlives its test.
     static func with(
         serverEnvironment: [String: String] = [:], requiredLevel: Int = 3, brokerHost: String = "127.0.0.1", tls: Bool = false,
-        _ body: (Site) async throws -> Void
+        serverOverTLS: Bool = false, _ body: (Site) async throws -> Void
     ) async throws {
-        let site = try await start(serverEnvironment: serverEnvironment, requiredLevel: requiredLevel, brokerHost: brokerHost, tls: tls)
+        let site = try await start(
+            serverEnvironment: serverEnvironment, requiredLevel: requiredLevel, brokerHost: brokerHost, tls: tls, serverOverTLS: serverOverTLS)
         do {
             try await body(site)
         } catch {

@@ -32,6 +32,26 @@ struct TLSEndToEndTests {
         }
     }
 
+    @Test("A server that reaches the broker over TLS itself, checking it with a CA file, serves a lock that does too")
+    func serverOverTLS() async throws {
+        try await Site.with(tls: true, serverOverTLS: true) { site in
+            let authority = try #require(site.certificates).authorityFile
+            #expect(site.server.environment["UNLOCKIT_MQTT_URL"]?.hasPrefix("mqtts://") == true)
+            // The server's broker connection is up: the health check says so.
+            let health = try await site.server.operations.get("/healthz")
+            #expect(health.json["broker"] as? String == "connected", "\(health)")
+            let (lock, password) = try await site.registerLock("tls-both")
+            try await lock.start(broker: site.brokerURL, password: password, pairing: true, arguments: ["--ca-file", authority])
+            try await site.waitUntilOnline("tls-both")
+            let activated = try await site.api.post("/api/v1/locks/tls-both/activate", token: site.admin, ["setupCode": lock.setupCode])
+            #expect(activated.status == 200, "\(activated)")
+            try await site.authorizeAdmin()
+            let opened = try await site.unlock("tls-both")
+            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            await lock.stop()
+        }
+    }
+
     @Test("A lock that does not trust the broker's authority never connects, says why, and its password never reaches the broker")
     func untrustedBroker() async throws {
         try await Site.with(tls: true) { site in
