@@ -1,3 +1,5 @@
+import Posix
+
 /// A broker address written as `mqtt://host:port` (plain TCP; the port defaults to 1883) or
 /// `mqtts://host:port` (TLS; 8883). An IPv6 address is written in brackets, as in a URL:
 /// `mqtt://[::1]:1883`.
@@ -52,17 +54,9 @@ public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
         self.usesTLS = usesTLS
     }
 
-    /// Whether `host` is reached from this machine only: an address in 127.0.0.0/8, `::1`, or
-    /// `localhost`.
-    public static func isLoopback(_ host: String) -> Bool {
-        if host == "::1" || host.lowercased() == "localhost" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part).map { String($0) == part } ?? false }
-    }
-
     /// A plain `mqtt://` address off loopback: whatever a client sends it, its password first,
     /// crosses the network in the clear.
-    public var isPlainOnTheNetwork: Bool { !usesTLS && !Self.isLoopback(host) }
+    public var isPlainOnTheNetwork: Bool { !usesTLS && !HostAddress.isLoopback(host) }
 
     /// How a client reaches this address over TLS, trusting `caFile` (the system's authorities
     /// without one); `nil` for a plain `mqtt://` address.

@@ -1,7 +1,6 @@
 import Foundation
 import LockProtocol
 import Logging
-import MQTT
 import SiteHarness
 import Synchronization
 import Testing
@@ -78,12 +77,11 @@ import Testing
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
         for host in ["0.0.0.0", "192.168.1.10", "broker.example.com", "::", "127.0.0.1.example.com", "127.0.0.256"] {
-            #expect(!BrokerAddress.isLoopback(host), "\(host)")
+
             let setup = BrokerSetup(directory: folder.path + "/broker", host: host, port: 1883)
             #expect(throws: BrokerSetup.SetupError.self, "\(host)") { try setup.write() }
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
-        for host in ["127.0.0.1", "127.1.2.3", "::1", "localhost"] { #expect(BrokerAddress.isLoopback(host), "\(host)") }
 
         let plain = BrokerSetup(directory: folder.path + "/broker", host: "0.0.0.0", port: 1883, allowsPlainNetwork: true)
         try plain.write()

@@ -1,4 +1,5 @@
 import Foundation
+import Posix
 import UnlockITCore
 import UnlockITLocalization
 
@@ -38,18 +39,10 @@ struct CommandContext: Sendable {
         guard parsed.user == nil && parsed.password == nil else {
             throw CLIError(l("error.server_url_credentials"), hint: l("hint.server_url_credentials"), status: .usage)
         }
-        guard scheme == "https" || Self.isLoopback(host) else {
+        guard scheme == "https" || HostAddress.isLoopback(host) else {
             throw CLIError(l("error.insecure_server", url), hint: l("hint.insecure_server"), status: .usage)
         }
         return trimmed
-    }
-
-    /// `localhost`, 127.0.0.0/8 or ::1.
-    static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        if bare == "localhost" || bare == "::1" { return true }
-        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// The server that issued the stored session. A session's token goes to that server only: when

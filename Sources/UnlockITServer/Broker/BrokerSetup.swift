@@ -112,7 +112,7 @@ public struct BrokerSetup: Sendable {
         guard !directory.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw SetupError.invalid("the broker's folder must not contain control characters: \(directory.debugDescription)")
         }
-        guard allowsPlainNetwork || BrokerAddress.isLoopback(host) else {
+        guard allowsPlainNetwork || !BrokerAddress(host: host, port: port).isPlainOnTheNetwork else {
             throw SetupError.invalid(
                 "a listener without TLS on \(host) would carry the locks' broker passwords across the network in the clear: "
                     + "keep it on loopback and give the locks a TLS listener (a certificate and its key), "
