@@ -79,13 +79,13 @@ struct Site {
         return (lock, password)
     }
 
-    /// Starts `lock`, registered by `reply`, in pairing mode, activates it with its setup code, and
-    /// opens it once as the site's admin.
-    func activateAndOpen(_ lock: TestLock, registered reply: APIClient.Reply) async throws {
+    /// Starts `lock`, registered by `reply`, in pairing mode (with `arguments`), activates it with its
+    /// setup code, and opens it once as the site's admin.
+    func activateAndOpen(_ lock: TestLock, registered reply: APIClient.Reply, arguments: [String] = []) async throws {
         guard reply.status == 201, let password = (reply.json["mqtt"] as? [String: any Sendable])?["password"] as? String else {
             throw HarnessError("register: \(reply)")
         }
-        try await lock.start(broker: brokerURL, password: password, pairing: true)
+        try await lock.start(broker: brokerURL, password: password, pairing: true, arguments: arguments)
         try await waitUntilOnline(lock.id)
         let activated = try await api.post("/api/v1/locks/\(lock.id)/activate", token: admin, ["setupCode": lock.setupCode])
         guard activated.status == 200 else { throw HarnessError("activate: \(activated)") }

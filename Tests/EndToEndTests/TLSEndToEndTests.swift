@@ -16,15 +16,8 @@ struct TLSEndToEndTests {
             let mqtt = try #require(reply.json["mqtt"] as? [String: any Sendable], "\(reply)")
             // The address the lock is given is the TLS listener's, not the server's own.
             #expect(mqtt["broker"] as? String == site.brokerURL)
-            let password = try #require(mqtt["password"] as? String)
-
-            try await lock.start(broker: site.brokerURL, password: password, pairing: true, arguments: ["--ca-file", authority])
-            try await site.waitUntilOnline("tls-door")
-            let activated = try await site.api.post("/api/v1/locks/tls-door/activate", token: site.admin, ["setupCode": lock.setupCode])
-            #expect(activated.status == 200, "\(activated)")
-            try await site.authorizeAdmin()
-            let opened = try await site.unlock("tls-door")
-            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            // Connected over TLS, activated, and opened once as the admin (each step checked).
+            try await site.activateAndOpen(lock, registered: reply, arguments: ["--ca-file", authority])
             // What the other test looks for in mosquitto's log is there for a lock that connects.
             let log = try String(contentsOfFile: "\(site.broker.directory)/mosquitto.log", encoding: .utf8)
             #expect(log.split(separator: "\n").contains { $0.contains("New client connected") && $0.contains("tls-door") })
@@ -40,14 +33,9 @@ struct TLSEndToEndTests {
             // The server's broker connection is up: the health check says so.
             let health = try await site.server.operations.get("/healthz")
             #expect(health.json["broker"] as? String == "connected", "\(health)")
-            let (lock, password) = try await site.registerLock("tls-both")
-            try await lock.start(broker: site.brokerURL, password: password, pairing: true, arguments: ["--ca-file", authority])
-            try await site.waitUntilOnline("tls-both")
-            let activated = try await site.api.post("/api/v1/locks/tls-both/activate", token: site.admin, ["setupCode": lock.setupCode])
-            #expect(activated.status == 200, "\(activated)")
-            try await site.authorizeAdmin()
-            let opened = try await site.unlock("tls-both")
-            #expect(opened.status == 200 && opened.json["granted"] as? Bool == true, "\(opened)")
+            let lock = try await TestLock(id: "tls-both", directory: site.directory.path)
+            let reply = try await site.api.post("/api/v1/locks", token: site.admin, ["id": "tls-both", "name": "Door", "roomId": site.roomID])
+            try await site.activateAndOpen(lock, registered: reply, arguments: ["--ca-file", authority])
             await lock.stop()
         }
     }

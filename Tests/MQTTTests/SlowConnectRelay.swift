@@ -24,7 +24,7 @@ final class SlowConnectRelay: Sendable {
         let listener = self.listener
         let closed = self.closed
         Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18)
+            Self.sleep(hold)
             // Empties the queue: the dummy connection is taken and closed.
             if let taken = TCPPeer.accept(listener, timeout: .seconds(1)) { close(taken) }
             close(filler)
@@ -46,6 +46,10 @@ final class SlowConnectRelay: Sendable {
     /// another test's by the time the thread looks again.
     deinit { closed.update { done in if !done { shutdown(listener, Int32(SHUT_RDWR)) } } }
 
+    private static func sleep(_ duration: Duration) {
+        Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+    }
+
     /// Copies bytes both ways until either side closes, then closes both; the second side's first
     /// bytes after `answerDelay`.
     private static func relay(_ first: Int32, _ second: Int32, answerDelay: Duration) {
@@ -56,7 +60,7 @@ final class SlowConnectRelay: Sendable {
             for (from, to) in [(0, 1), (1, 0)] where fds[from].revents != 0 {
                 if from == 1, !answered {
                     answered = true
-                    Thread.sleep(forTimeInterval: Double(answerDelay.components.seconds) + Double(answerDelay.components.attoseconds) / 1e18)
+                    sleep(answerDelay)
                 }
                 let count = read(fds[from].fd, &buffer, buffer.count)
                 guard count > 0, write(fds[to].fd, buffer, count) == count else { break loop }
