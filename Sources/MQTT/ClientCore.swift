@@ -32,6 +32,9 @@ final class ClientCore: @unchecked Sendable {
     let lastFailure = Mutex<String?>(nil)
     /// The client's own TLS context (one reference), set while it is configured; `nil` for plain TCP.
     private(set) var tlsContext: OpaquePointer?
+    /// A TLS client: asked on the loop's hot paths, where a look at the configuration's TLS settings
+    /// would copy them.
+    var usesTLS: Bool { tlsContext != nil }
     /// Who waits for a connection, and, once the client has stopped, the error every later wait gets.
     private let waiters = Mutex<(waiting: [Int: CheckedContinuation<Void, any Error>], closed: MQTTError?)>(([:], nil))
 
@@ -228,7 +231,7 @@ final class ClientCore: @unchecked Sendable {
     /// The connection ended in its TLS handshake: libmosquitto closed the socket and kept the
     /// unfinished OpenSSL object, and called no one back. (An orderly close, after a refused CONNECT,
     /// say, frees the object and says why itself.)
-    var handshakeFailed: Bool { configuration.tls != nil && mosquitto_socket(mosq) < 0 && isHandshaking }
+    var handshakeFailed: Bool { usesTLS && mosquitto_socket(mosq) < 0 && isHandshaking }
 
     /// Why a TLS handshake failed: the broker's certificate, as the client's context noted its
     /// refusal (see `TLSContext`), or something else.
@@ -242,7 +245,7 @@ final class ClientCore: @unchecked Sendable {
     /// first write after the handshake, and the loop would wake for writability all along. The
     /// handshake's own state says.
     var wantsWrite: Bool {
-        if configuration.tls != nil, loopPhase == .connecting, let ssl, SSL_is_init_finished(ssl) == 0 {
+        if usesTLS, loopPhase == .connecting, let ssl, SSL_is_init_finished(ssl) == 0 {
             return SSL_want(ssl) == SSL_WRITING
         }
         return mosquitto_want_write(mosq)

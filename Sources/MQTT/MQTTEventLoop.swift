@@ -189,7 +189,7 @@ public final class MQTTEventLoop: Sendable {
                 }
                 let fd = Int32(truncatingIfNeeded: event.data.u64)
                 guard let core = state.byFD[fd] else { continue }
-                if core.configuration.tls != nil, core.loopPhase == .connecting {
+                if core.usesTLS, core.loopPhase == .connecting {
                     handshake(core, events: event.events, state)
                     continue
                 }
@@ -453,12 +453,12 @@ public final class MQTTEventLoop: Sendable {
         let rc = mosquitto_connect_async(core.mosq, address, Int32(configuration.port), configuration.keepAlive)
         let error = errno
         // A TLS handshake starts inside the call, and its first write may already have failed.
-        if configuration.tls != nil { core.noteSocketError(error) }
+        if core.usesTLS { core.noteSocketError(error) }
         let socket = mosquitto_socket(core.mosq)
         guard rc == MOSQ_ERR_SUCCESS.rawValue, socket >= 0 else {
             if socket >= 0 { mosquitto_disconnect(core.mosq) }
             let reason =
-                rc == MOSQ_ERR_TLS.rawValue && configuration.tls != nil
+                rc == MOSQ_ERR_TLS.rawValue && core.usesTLS
                 ? core.handshakeFailure : MosquittoLibrary.describe(rc, errno: error)
             failed(core, reason: reason, state)
             return
@@ -573,7 +573,7 @@ public final class MQTTEventLoop: Sendable {
         guard mosquitto_socket(core.mosq) == socket else { return }
         Glibc.shutdown(socket, Int32(SHUT_RDWR))
         // A TLS handshake's read never closes a dead socket (see `handshake`): the client's release does.
-        let reads = core.configuration.tls != nil && core.isHandshaking ? 1 : Self.closeReadLimit
+        let reads = core.usesTLS && core.isHandshaking ? 1 : Self.closeReadLimit
         for _ in 0..<reads where mosquitto_socket(core.mosq) == socket {
             mosquitto_loop_read(core.mosq, 1)
         }
